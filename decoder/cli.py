@@ -1,0 +1,102 @@
+"""The `continue` and `doctor` commands: thin edges over the pipeline that format results."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+
+from .blas import find_openblas, loaded_blas
+from .config import Settings
+
+
+def read_prompt(path: str) -> str:
+    """The file's text; a clear error for a missing, binary, non-UTF-8 or empty file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+    if not text.strip():
+        raise UserError(f"{path} is empty: nothing to continue")
+    if "\x00" in text:
+        raise UserError(f"{path} looks binary (contains NUL bytes)")
+    return text
+
+
+class UserError(Exception):
+    """An error the user can fix; printed as one line, never as a traceback."""
+
+
+def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool) -> int:
+    from .pipeline import Pipeline
+
+    text = read_prompt(path)
+    pipe = Pipeline.load(settings, progress=progress)
+    ids: list[int] = []
+    pieces: list[str] = []
+    stats = None
+    for chunk in pipe.continue_text(text):
+        ids += chunk.ids
+        pieces.append(chunk.text)
+        stats = chunk.stats
+        if not as_json:
+            sys.stdout.write(chunk.text)
+            sys.stdout.flush()
+    out = {
+        "text": "".join(pieces),
+        "token_ids": ids,
+        "stats": stats.to_dict(),
+        "settings": {"target": settings.target, "drafter": settings.drafter, "k": settings.k,
+                     "drafter_model": settings.drafter_model if settings.drafter == "model" else None},
+        "blas": loaded_blas(),
+    }
+    if as_json:
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n")
+        print(format_stats(out["stats"]), file=sys.stderr)
+    return 0
+
+
+def format_stats(s: dict) -> str:
+    split = ", ".join(f"{k} {v:.2f}s" for k, v in s["time_split"].items())
+    return (
+        f"-- {s['generated_tokens']} tokens; decode {s['tokens_per_second']:.1f} tok/s "
+        f"({s['decode_tokens']} in {s['decode_seconds']:.2f}s); prefill {s['prompt_tokens']} tokens "
+        f"in {s['prefill_seconds']:.2f}s\n"
+        f"-- cycles {s['cycles']}, drafted {s['drafted']}, accepted {s['accepted']} "
+        f"(acceptance {s['acceptance_rate']:.1%}, {s['accepted_per_cycle']:.2f}/cycle); {split}\n"
+        f"-- policy: {'; '.join(s['reasons'])}; stopped: {s['stop_reason']}"
+    )
+
+
+def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
+    """Print the platform, BLAS, device and models; exit 1 if something makes us slow or broken."""
+    import mlx.core as mx
+
+    problems = []
+    blas = loaded_blas()
+    print(f"platform   {platform.platform()} / Python {platform.python_version()}")
+    print(f"mlx        {mx.__version__}; device {mx.default_device()}")
+    print(f"blas       {blas}")
+    if blas.startswith("reference"):
+        hint = ("OpenBLAS is installed but was not preloaded" if find_openblas()
+                else "install it: sudo apt-get install libopenblas0-pthread")
+        problems.append(f"MLX runs on a reference BLAS: prefill ~20x slower ({hint})")
+    print(f"target     {settings.target}")
+    print(f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}")
+    if load:
+        from .models import load_model
+
+        for role, spec in (("target", settings.target), ("drafter", settings.drafter_model)):
+            m = load_model(spec, dtype=settings.dtype, progress=progress)
+            print(f"{role:<10} loaded from {m.source}: {m.path}")
+    for p in problems:
+        print(f"WARNING    {p}")
+    return 1 if problems else 0

@@ -1,0 +1,104 @@
+"""Run statistics as data: one record per cycle, totals derived from them.
+
+Formatting belongs to the edges (CLI, LSP, benchmark report); this module only counts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class Cycle:
+    """One draft-verify cycle (a plain decoding step is a cycle with nothing drafted)."""
+
+    drafter: str
+    k: int  # draft length asked for
+    drafted: int  # target tokens proposed
+    accepted: int  # of those, accepted by the target
+    emitted: int  # tokens committed by this cycle (accepted + the target's own token)
+    draft_s: float
+    translate_s: float
+    verify_s: float
+    other_s: float
+
+
+@dataclass
+class RunStats:
+    prompt_tokens: int = 0
+    prefilled_tokens: int = 0  # prompt tokens actually fed (the rest came from the prefix cache)
+    prefill_seconds: float = 0.0
+    generated_tokens: int = 0  # including the first token, which prefill produces
+    cycles: list[Cycle] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # why each drafter/k choice was made
+    stop_reason: str = ""
+
+    @property
+    def drafted(self) -> int:
+        return sum(c.drafted for c in self.cycles)
+
+    @property
+    def accepted(self) -> int:
+        return sum(c.accepted for c in self.cycles)
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def decode_seconds(self) -> float:
+        return sum(c.draft_s + c.translate_s + c.verify_s + c.other_s for c in self.cycles)
+
+    @property
+    def decode_tokens(self) -> int:
+        return sum(c.emitted for c in self.cycles)
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Decode speed: tokens committed by cycles over their wall time (prefill excluded)."""
+        return self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
+
+    @property
+    def accepted_per_cycle(self) -> float:
+        return self.accepted / len(self.cycles) if self.cycles else 0.0
+
+    def time_split(self) -> dict[str, float]:
+        return {
+            part: sum(getattr(c, part + "_s") for c in self.cycles)
+            for part in ("draft", "translate", "verify", "other")
+        }
+
+    def to_dict(self, per_cycle: bool = True) -> dict:
+        out = {
+            "prompt_tokens": self.prompt_tokens,
+            "prefilled_tokens": self.prefilled_tokens,
+            "prefill_seconds": self.prefill_seconds,
+            "generated_tokens": self.generated_tokens,
+            "decode_tokens": self.decode_tokens,
+            "decode_seconds": self.decode_seconds,
+            "tokens_per_second": self.tokens_per_second,
+            "cycles": len(self.cycles),
+            "drafted": self.drafted,
+            "accepted": self.accepted,
+            "acceptance_rate": self.acceptance_rate,
+            "accepted_per_cycle": self.accepted_per_cycle,
+            "time_split": self.time_split(),
+            "reasons": self.reasons,
+            "stop_reason": self.stop_reason,
+        }
+        if per_cycle:
+            out["per_cycle"] = [asdict(c) for c in self.cycles]
+        return out
+
+
+class Clock:
+    """Laps of wall time: `lap()` returns seconds since the previous lap."""
+
+    def __init__(self) -> None:
+        self._t = time.perf_counter()
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        dt, self._t = now - self._t, now
+        return dt

@@ -1,0 +1,88 @@
+"""Token ids as bytes: the exact text each token spells, and a streaming decoder.
+
+`tokenizer.decode` on a slice is not a function of the slice's tokens alone (SentencePiece
+strips a leading space; byte-level BPE splits UTF-8 characters), so everything that must stay
+byte-exact (streaming, committed text, translation) goes through this per-token bytes table.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from functools import lru_cache
+from typing import Iterable
+
+from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+
+def _hf(tokenizer):
+    """The Hugging Face tokenizer behind an mlx-lm TokenizerWrapper (or the tokenizer itself)."""
+    return getattr(tokenizer, "_tokenizer", tokenizer)
+
+
+def _is_byte_level(hf) -> bool:
+    decoder = json.loads(hf.backend_tokenizer.to_str()).get("decoder") or {}
+    parts = decoder.get("decoders", [decoder]) if decoder.get("type") == "Sequence" else [decoder]
+    return any(p.get("type") == "ByteLevel" for p in parts)
+
+
+@lru_cache(maxsize=8)
+def _table(hf) -> tuple[bytes, ...]:
+    n = len(hf)
+    pieces = hf.convert_ids_to_tokens(list(range(n)))
+    added = {i: t for i, t in hf.added_tokens_decoder.items()}
+    special = set(hf.all_special_ids) | {i for i, t in added.items() if t.special}
+    if _is_byte_level(hf):
+        to_byte = {c: b for b, c in bytes_to_unicode().items()}
+        spell = lambda p: bytes(to_byte[c] for c in p)  # noqa: E731
+    else:
+        spell = _spm_bytes
+    out = []
+    for i, piece in enumerate(pieces):
+        if i in special or piece is None:
+            out.append(b"")
+        elif i in added:
+            out.append(added[i].content.encode("utf-8"))
+        else:
+            out.append(spell(piece))
+    return tuple(out)
+
+
+def _spm_bytes(piece: str) -> bytes:
+    if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+        return bytes([int(piece[3:5], 16)])
+    return piece.replace("\u2581", " ").encode("utf-8")
+
+
+def token_bytes(tokenizer) -> tuple[bytes, ...]:
+    """Bytes spelled by every token id; special and control tokens spell nothing."""
+    return _table(_hf(tokenizer))
+
+
+def special_ids(tokenizer) -> frozenset[int]:
+    """Ids that must never reach the user as text (BOS, EOS, pad, control tokens)."""
+    table = token_bytes(tokenizer)
+    hf = _hf(tokenizer)
+    return frozenset(i for i in range(len(hf)) if not table[i]) | frozenset(hf.all_special_ids)
+
+
+def ids_to_bytes(table: tuple[bytes, ...], ids: Iterable[int]) -> bytes:
+    return b"".join(table[i] for i in ids)
+
+
+class TextStream:
+    """Turns token ids into text pieces without ever emitting a split UTF-8 character.
+
+    Incomplete sequences are held back until the next bytes complete them; bytes that can never
+    form valid UTF-8 are dropped, so no U+FFFD reaches the user.
+    """
+
+    def __init__(self, table: tuple[bytes, ...]):
+        self.table = table
+        self._decoder = codecs.getincrementaldecoder("utf-8")("ignore")
+
+    def add(self, ids: Iterable[int]) -> str:
+        return self._decoder.decode(ids_to_bytes(self.table, ids))
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", final=True)

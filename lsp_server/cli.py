@@ -1,0 +1,64 @@
+"""`bielik-lsp`: the language server (default), plus `continue` and `doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from decoder.blas import ensure_fast_blas
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bielik-lsp", description=__doc__)
+    p.add_argument("--config", help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)")
+    p.add_argument("--preset", help="model preset: embedded (default) or bielik")
+    p.add_argument("--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME")
+    p.add_argument("--drafter-model", help="drafter model (same forms as --target)")
+    p.add_argument("--dtype", help="cast weights, e.g. float32")
+    sub = p.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="speak LSP over stdio (the default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)")
+    cont = sub.add_parser("continue", help="continue a text file and print the continuation and statistics")
+    cont.add_argument("file")
+    cont.add_argument("--max-tokens", type=int)
+    cont.add_argument("--drafter", choices=["none", "lookup", "model"])
+    cont.add_argument("--k", type=int)
+    cont.add_argument("--temperature", type=float)
+    cont.add_argument("--top-p", type=float)
+    cont.add_argument("--seed", type=int)
+    cont.add_argument("--json", action="store_true", help="print one JSON object (text, token_ids, stats)")
+    cont.add_argument("--quiet", action="store_true", help="no progress bars")
+    doctor = sub.add_parser("doctor", help="show BLAS, device and models; exit 1 on problems")
+    doctor.add_argument("--load", action="store_true", help="also load (and convert) the models")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ensure_fast_blas()
+    args = build_parser().parse_args(argv)
+    from decoder.cli import UserError, run_continue, run_doctor
+    from decoder.config import ConfigError, load_settings
+    from decoder.engine import PromptTooLong
+    from decoder.models import ModelLoadError
+
+    overrides = {k: v for k, v in vars(args).items()
+                 if k in ("preset", "target", "drafter_model", "dtype", "max_tokens", "drafter",
+                          "k", "temperature", "top_p", "seed")}
+    try:
+        settings = load_settings(args.config, overrides)
+        if args.command == "continue":
+            return run_continue(settings, args.file, as_json=args.json, progress=not args.quiet)
+        if args.command == "doctor":
+            return run_doctor(settings, load=args.load, progress=True)
+        from lsp_server.server import serve
+
+        return serve(settings, tcp=getattr(args, "tcp", None))
+    except (UserError, ConfigError, ModelLoadError, PromptTooLong) as e:
+        print(f"bielik-lsp: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Server configuration: the engine's Settings plus what only the language server needs.
+
+Clients send one flat object (initializationOptions or workspace/didChangeConfiguration, either
+bare or under a "bielik" section) with camelCase or snake_case keys. A bad value raises
+ConfigError with a message for the user; the caller keeps the old configuration.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, fields, replace
+
+from decoder.config import ConfigError, Settings
+
+SECTION = "bielik"
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    debounce_ms: int = 150  # wait this long for more typing before generating
+    time_budget_ms: int = 2500  # stop generating a suggestion after this long
+    inline_max_tokens: int = 24  # token budget of one inline suggestion
+    continue_max_tokens: int = 128  # default budget of bielik.continueDocument
+    max_prompt_chars: int = 8000  # context kept before the cursor (huge documents)
+    languages: tuple[str, ...] = ()  # languageIds to serve; empty: all
+    globs: tuple[str, ...] = ()  # file path globs to serve; empty: all
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("debounce_ms", "time_budget_ms"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                raise ConfigError(f"{_camel(name)} must be a non-negative integer, not {getattr(self, name)!r}")
+        for name in ("inline_max_tokens", "continue_max_tokens", "max_prompt_chars"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ConfigError(f"{_camel(name)} must be a positive integer, not {getattr(self, name)!r}")
+        for name in ("languages", "globs"):
+            value = getattr(self, name)
+            if not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{name} must be a list of strings, not {list(value)!r}")
+        if not isinstance(self.enabled, bool):
+            raise ConfigError(f"enabled must be true or false, not {self.enabled!r}")
+
+    def serves(self, uri: str, language_id: str | None) -> bool:
+        """Whether completions are wanted for this document."""
+        if not self.enabled:
+            return False
+        if self.languages and language_id not in self.languages:
+            return False
+        path = uri.split("://", 1)[-1]
+        return not self.globs or any(fnmatch.fnmatch(path, g) for g in self.globs)
+
+
+@dataclass(frozen=True)
+class Config:
+    engine: Settings
+    server: ServerOptions
+
+    def updated(self, values: object) -> "Config":
+        """A copy with a client's settings object applied; ConfigError names the bad key."""
+        if values is None:
+            return self
+        if not isinstance(values, dict):
+            raise ConfigError(f"settings must be an object, not {type(values).__name__}")
+        if isinstance(values.get(SECTION), dict):
+            values = values[SECTION]
+        engine_keys = {f.name for f in fields(Settings)} | {"preset"}
+        server_keys = {f.name for f in fields(ServerOptions)}
+        engine, server = {}, {}
+        for key, value in values.items():
+            name = _snake(key)
+            if name in engine_keys:
+                engine[name] = value
+            elif name in server_keys:
+                server[name] = tuple(value) if name in ("languages", "globs") and isinstance(value, list) else value
+            else:
+                raise ConfigError(f"unknown setting {key!r}")
+        for name, value in engine.items():
+            _check_type(name, value)
+        try:
+            return Config(self.engine.updated(engine), replace(self.server, **server))
+        except TypeError as e:
+            raise ConfigError(str(e)) from None
+
+    def describe(self) -> dict:
+        """The effective configuration, camelCase, as clients write it."""
+        out = {_camel(f.name): getattr(self.engine, f.name) for f in fields(Settings)}
+        out.update({_camel(f.name): getattr(self.server, f.name) for f in fields(ServerOptions)})
+        return out
+
+
+def needs_reload(old: Settings, new: Settings) -> bool:
+    """Whether a settings change means loading models again (the rest applies at once)."""
+    return (old.target, old.dtype) != (new.target, new.dtype) or (
+        new.drafter == "model" and (old.drafter_model, old.drafter) != (new.drafter_model, "model")
+    )
+
+
+def _check_type(name: str, value: object) -> None:
+    """Settings is a plain dataclass: check JSON types here so "k": "4" fails clearly."""
+    expected = {"k": int, "max_tokens": int, "seed": int, "temperature": (int, float), "top_p": (int, float)}
+    want = expected.get(name, str)
+    if isinstance(value, bool) or not isinstance(value, want):
+        raise ConfigError(f"{_camel(name)} has the wrong type: {value!r}")
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)

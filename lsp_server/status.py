@@ -1,0 +1,106 @@
+"""Statistics per file and for the session, and the `bielik/status` notification's payload.
+
+Counts only; the client (or `bielik.showStats`) decides how to show them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from decoder.stats import RunStats
+
+STATUS = "bielik/status"
+
+
+@dataclass
+class Counters:
+    requests: int = 0
+    suggestions: int = 0  # non-empty suggestions delivered
+    cache_hits: int = 0  # of those, served from the suggestion cache (no model run)
+    superseded: int = 0  # dropped because newer work or an edit came first
+    shown: int = 0  # textDocument/didShowCompletion
+    partially_accepted: int = 0  # textDocument/didPartiallyAcceptCompletion
+    accepted_chars: int = 0
+    generated_tokens: int = 0
+    prefilled_tokens: int = 0
+    prompt_tokens: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    decode_tokens: int = 0
+    decode_seconds: float = 0.0
+
+    def add_run(self, stats: RunStats) -> None:
+        self.generated_tokens += stats.generated_tokens
+        self.prefilled_tokens += stats.prefilled_tokens
+        self.prompt_tokens += stats.prompt_tokens
+        self.drafted += stats.drafted
+        self.accepted += stats.accepted
+        self.decode_tokens += stats.decode_tokens
+        self.decode_seconds += stats.decode_seconds
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["acceptance_rate"] = self.accepted / self.drafted if self.drafted else 0.0
+        out["tokens_per_second"] = self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
+        return out
+
+
+@dataclass
+class FileStats(Counters):
+    speculation: str = "auto"  # on | off | auto, as in force for the last request
+    source: str = "default"  # default | toggle | magic comment
+    drafter: str = ""  # drafter mode the last request used
+    reason: str = ""  # why that drafter
+    policy_reasons: list[str] = field(default_factory=list)  # the engine policy's last reasons
+    last_acceptance_rate: float = 0.0
+    last_tokens_per_second: float = 0.0
+    last_prefilled_tokens: int = 0
+    last_stop: str = ""
+
+    def add_run(self, stats: RunStats) -> None:
+        super().add_run(stats)
+        self.policy_reasons = list(stats.reasons)
+        self.last_acceptance_rate = stats.acceptance_rate
+        self.last_tokens_per_second = stats.tokens_per_second
+        self.last_prefilled_tokens = stats.prefilled_tokens
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.session = Counters()
+        self.files: dict[str, FileStats] = {}
+
+    def file(self, uri: str) -> FileStats:
+        return self.files.setdefault(uri, FileStats())
+
+    def count(self, uri: str, name: str, n: int = 1) -> None:
+        for c in (self.session, self.file(uri)):
+            setattr(c, name, getattr(c, name) + n)
+
+    def add_run(self, uri: str, stats: RunStats, stop: str) -> None:
+        self.session.add_run(stats)
+        f = self.file(uri)
+        f.add_run(stats)
+        f.last_stop = stop
+
+    def report(self, uri: str | None = None) -> dict:
+        files = {u: s.to_dict() for u, s in self.files.items() if uri is None or u == uri}
+        return {"session": self.session.to_dict(), "files": files}
+
+
+def status_payload(state: str, message: str, uri: str | None = None, f: FileStats | None = None) -> dict:
+    """`bielik/status`: model state, and for a file its speculation state and last run."""
+    out: dict = {"state": state, "message": message}
+    if uri is not None and f is not None:
+        out.update(
+            uri=uri,
+            speculation=f.speculation,
+            speculationSource=f.source,
+            drafter=f.drafter,
+            reason=f.reason,
+            policyReasons=f.policy_reasons,
+            acceptanceRate=f.last_acceptance_rate,
+            tokensPerSecond=f.last_tokens_per_second,
+            prefilledTokens=f.last_prefilled_tokens,
+        )
+    return out

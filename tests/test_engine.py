@@ -1,0 +1,126 @@
+"""Speculative output equals plain greedy output, token for token, for every drafter here."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from decoder.drafter import ModelDrafter
+from decoder.engine import Engine, FixedPolicy, PromptTooLong
+from decoder.lookup import LookupDrafter
+from decoder.sampling import Sampling
+from tests.texts import texts
+
+SLOW_OK = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                          HealthCheck.too_slow])
+
+
+def run(engine: Engine, text: str, policy, max_tokens: int, sampling=Sampling()):
+    ids, pieces, stats = [], [], None
+    for chunk in engine.generate(engine.encode(text), max_tokens=max_tokens, policy=policy,
+                                 sampling=sampling, prompt_text=text):
+        ids += chunk.ids
+        pieces.append(chunk.text)
+        stats = chunk.stats
+    return ids, "".join(pieces), stats
+
+
+def check_same(engine, text, drafter, k, max_tokens):
+    plain_ids, plain_text, _ = run(engine, text, FixedPolicy(None, 0), max_tokens)
+    spec_ids, spec_text, stats = run(engine, text, FixedPolicy(drafter, k), max_tokens)
+    assert spec_ids == plain_ids
+    assert spec_text == plain_text
+    assert "\ufffd" not in spec_text
+    assert stats.accepted <= stats.drafted
+    assert stats.generated_tokens == len(spec_ids) == 1 + stats.decode_tokens
+    return stats
+
+
+@settings(SLOW_OK, max_examples=25)
+@given(text=texts, k=st.integers(1, 8), which=st.sampled_from(["lookup", "near", "self"]))
+def test_tiny_gemma_speculative_equals_plain(tiny_gemma, tiny_gemma_drafter, text, k, which):
+    """Random Gemma-3 (16-token sliding window, so rewinds cross the window) + Gemma tokenizer."""
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    vocab = len(engine.table)
+    drafter = {"lookup": LookupDrafter(), "near": ModelDrafter(tiny_gemma_drafter.model, vocab),
+               "self": ModelDrafter(tiny_gemma.model, vocab)}[which]
+    stats = check_same(engine, text, drafter, k, max_tokens=40)
+    if which == "self":
+        assert stats.acceptance_rate == 1.0
+
+
+@settings(SLOW_OK, max_examples=25)
+@given(text=texts, k=st.integers(1, 8))
+def test_tiny_llama_bytelevel_speculative_equals_plain(tiny_llama, text, k):
+    engine = Engine(tiny_llama.model, tiny_llama.tokenizer)
+    check_same(engine, text, LookupDrafter(), k, max_tokens=30)
+
+
+@pytest.mark.slow
+@settings(SLOW_OK, max_examples=6)
+@given(text=texts, k=st.integers(1, 8))
+def test_gemma_270m_lookup_equals_plain(gemma, text, k):
+    engine = Engine(gemma.model, gemma.tokenizer)
+    check_same(engine, text, LookupDrafter(), k, max_tokens=20)
+
+
+def test_long_context_beyond_sliding_window(tiny_gemma, tiny_gemma_drafter):
+    """Rewinds stay exact when the context is many times the 16-token window."""
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    text = "1. jeden\n2. dwa\n3. trzy\n" * 12
+    drafter = ModelDrafter(tiny_gemma_drafter.model, len(engine.table))
+    stats = check_same(engine, text, drafter, 6, max_tokens=40)
+    assert 0 < stats.accepted < stats.drafted  # drafts were rejected, so caches were rewound
+
+
+def test_rewind_matches_recompute(tiny_gemma):
+    """Logits after feed + rewind + feed equal those of a fresh cache (sliding layers included)."""
+    import mlx.core as mx
+
+    from decoder.runner import ModelRunner
+
+    ids = tiny_gemma.tokenizer.encode("Zażółć gęślą jaźń. " * 6)
+    a, b = ModelRunner(tiny_gemma.model), ModelRunner(tiny_gemma.model)
+    a.sync(ids[:-1])
+    a.forward([5, 6, 7, 8, 9])
+    a.rewind(5)
+    la = a.forward(ids[-1:])[-1]
+    lb = b.sync(ids)
+    assert mx.allclose(la, lb, atol=1e-4).item()
+    assert a.ids == b.ids == ids
+
+
+def test_prefix_reuse_feeds_only_new_tokens(tiny_gemma):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    text = "Ala ma kota. " * 10
+    run(engine, text, FixedPolicy(None, 0), 5)
+    _, _, stats = run(engine, text + "Kot ma Alę.", FixedPolicy(None, 0), 5)
+    assert 0 < stats.prefilled_tokens < stats.prompt_tokens // 2
+
+
+def test_max_tokens_and_stats_are_consistent(tiny_gemma):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    for n in (1, 2, 7):
+        ids, _, stats = run(engine, "a b a b a b a b", FixedPolicy(LookupDrafter(), 8), n)
+        assert len(ids) == n
+        assert stats.stop_reason in ("max_tokens", "eos")
+        assert len(stats.cycles) == len(stats.to_dict()["per_cycle"])
+
+
+def test_prompt_longer_than_context(tiny_gemma):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine.context_length = 8
+    with pytest.raises(PromptTooLong):
+        run(engine, "to jest zdecydowanie zbyt długi tekst na ten kontekst", FixedPolicy(None, 0), 4)
+
+
+@settings(SLOW_OK, max_examples=4)
+@given(text=texts, k=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_sampling_runs_are_reproducible_and_clean(tiny_gemma, tiny_gemma_drafter, text, k, seed):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    sampling = Sampling(temperature=0.8, top_p=0.9, seed=seed)
+    drafter = ModelDrafter(tiny_gemma_drafter.model, len(engine.table))
+    a = run(engine, text, FixedPolicy(drafter, k), 20, sampling)
+    b = run(engine, text, FixedPolicy(drafter, k), 20, sampling)
+    assert a[0] == b[0] and "\ufffd" not in a[1]

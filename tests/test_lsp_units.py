@@ -1,0 +1,127 @@
+"""Pure unit tests of the server's text logic: positions, cutting, repeats, the suggestion cache."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from decoder.config import ConfigError, Settings
+from lsp_server.completion import (Prompt, SuggestionCache, align, avoid_repeat, build_prompt, cut,
+                                   prompt_window, unit_end)
+from lsp_server.documents import (NotText, PositionError, check_text, column_to_index, index_to_column,
+                                  magic_mode, offset_at, position_at, split_at)
+from lsp_server.settings import Config, ServerOptions
+from lsp_server.speculation import drafter_for
+
+
+def test_utf16_columns_count_surrogate_pairs():
+    line = "a😀ż"  # 😀 is two UTF-16 units, ż one
+    assert [column_to_index(line, c) for c in range(5)] == [0, 1, 1, 2, 3]  # 2 is inside the pair
+    assert index_to_column(line, 2) == 3 and index_to_column(line, 3) == 4
+    assert column_to_index(line, 99) == 3  # past the end clamps
+    assert column_to_index("żółw", 2, "utf-8") == 1 and column_to_index("żółw", 4, "utf-32") == 4
+
+
+def test_offsets_lines_and_errors():
+    text = "ab\r\ncd\ref\ng"
+    assert [offset_at(text, line, 0) for line in range(4)] == [0, 4, 7, 10]
+    assert offset_at(text, 0, 10) == 2  # clamps before the line break
+    with pytest.raises(PositionError):
+        offset_at(text, 4, 0)
+    with pytest.raises(PositionError):
+        offset_at(text, 0, -1)
+    cursor = split_at("Ala ma\nkota", 1, 2)
+    assert (cursor.before, cursor.after) == ("Ala ma\nko", "ta")
+
+
+@given(st.text(alphabet=st.sampled_from("aż😀\n \r"), max_size=30), st.data())
+def test_position_roundtrip(text, data):
+    offset = data.draw(st.integers(0, len(text)))
+    if offset and text[offset - 1] == "\r" and text[offset:offset + 1] == "\n":
+        offset -= 1  # between \r and \n is no position
+    line, character = position_at(text, offset)
+    assert offset_at(text, line, character) == offset
+
+
+def test_binary_and_magic_comments():
+    with pytest.raises(NotText):
+        check_text("abc\x00def")
+    with pytest.raises(NotText):
+        check_text("\x01\x02\x03\x04abc")
+    check_text("Zwykły tekst\tz tabulatorem.\n")
+    assert magic_mode("<!-- bielik: speculation=off -->\ntekst") == "off"
+    assert magic_mode("% bielik: speculation=on") == "on"
+    assert magic_mode("# bielik: speculation=auto") == "auto"
+    assert magic_mode("bielik: speculation=off bez komentarza") is None
+
+
+def test_cut_at_sentence_clause_or_whole_word():
+    assert cut(" i psa. A potem", finished=False) == " i psa."
+    assert cut(" w 1878 r. poszedł do domu. Dalej", finished=False) == " w 1878 r. poszedł do domu."
+    assert cut(" np. psa i kota. Dalej", finished=False) == " np. psa i kota."
+    assert cut(" pierwsza linia\ndruga", finished=False) == " pierwsza linia"
+    assert cut(" kiedy świat polityczny zajmował się, warszawscy kup", finished=False) == " kiedy świat polityczny zajmował się,"
+    assert cut(" i psa a potem poszli do", finished=False) == " i psa a potem poszli"
+    assert cut(" kota", finished=False) == ""  # the only word may be unfinished
+    assert cut(" kota", finished=True) == " kota"
+    assert unit_end(" bez końca") is None
+
+
+def test_prompt_drops_trailing_space_and_align_undoes_it():
+    prompt = build_prompt("Ala ma ", 100)
+    assert prompt == Prompt("Ala ma", dropped_space=True)
+    assert align(" kota.", prompt) == "kota."
+    assert align("ło", prompt) is None  # the model went on with "ma" although a space was typed
+    assert align("ło", build_prompt("Ala ma", 100)) == "ło"
+
+
+def test_prompt_window_is_stable_while_typing():
+    words = " ".join(f"słowo{i}" for i in range(400))
+    windows = [prompt_window(words + " dalej" * n, 1000) for n in range(10)]
+    assert all(len(w) <= 1000 for w in windows)
+    starts = {w[:20] for w in windows}
+    assert len(starts) <= 2  # the start moves in quarter-window steps, not with every keystroke
+    assert all(not w.startswith(" ") for w in windows)
+
+
+def test_avoid_repeat_of_text_after_cursor():
+    assert avoid_repeat(" kota.", " kota. Kot ma Alę.") == ""
+    assert avoid_repeat(" psa i kota. Kot", " kota. Kot ma Alę.") == " psa i"
+    assert avoid_repeat(" psa.", " kota.") == " psa."
+    assert avoid_repeat(" psa.", "\nnowa linia") == " psa."
+
+
+def test_suggestion_cache_follows_typing():
+    cache = SuggestionCache(size=2)
+    cache.put("u", "Ala ma", "", " kota i psa.")
+    assert cache.get("u", "Ala ma", "") == " kota i psa."
+    assert cache.get("u", "Ala ma ko", "") == "ta i psa."
+    assert cache.get("u", "Ala ma ka", "") is None  # typed something else
+    assert cache.get("v", "Ala ma ko", "") is None  # another document
+    assert cache.get("u", "Ala ma ko", " tekst dalej") is None  # different text after the cursor
+    assert cache.get("u", "Ala ma kota i psa.", "") is None  # typed all of it
+    cache.put("u", "a", "", " b")
+    cache.put("u", "c", "", " d")
+    assert cache.get("u", "Ala ma", "") is None  # evicted (LRU)
+
+
+def test_config_updates_validate_and_keep_old_values():
+    config = Config(Settings(), ServerOptions())
+    new = config.updated({"bielik": {"debounceMs": 50, "k": 2, "maxTokens": 8, "languages": ["markdown"]}})
+    assert new.server.debounce_ms == 50 and new.engine.k == 2 and new.engine.max_tokens == 8
+    assert new.server.serves("file:///a.md", "markdown") and not new.server.serves("file:///a.py", "python")
+    for bad in ({"k": "4"}, {"k": 99}, {"debounceMs": -1}, {"colour": "red"}, {"drafter": "magic"}, []):
+        with pytest.raises(ConfigError):
+            config.updated(bad)
+    assert config.updated(None) is config
+    globbed = config.updated({"globs": ["*/notes/*.md"]}).server
+    assert globbed.serves("file:///home/x/notes/a.md", None) and not globbed.serves("file:///home/x/a.md", None)
+
+
+def test_speculation_mapping():
+    s = Settings(drafter="lookup")
+    assert drafter_for(s, "off")[0] == "none"
+    assert drafter_for(s, "on")[0] == "lookup"
+    assert drafter_for(Settings(drafter="none"), "on")[0] == "lookup"
+    assert drafter_for(Settings(drafter="none"), "auto")[0] == "none"
