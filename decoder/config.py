@@ -11,7 +11,8 @@ import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-DRAFTERS = ("none", "lookup", "model")
+DRAFTERS = ("auto", "none", "lookup", "model")
+OVERRIDES = ("auto", "on", "off")  # per-file speculation switch
 
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
 PRESETS: dict[str, dict[str, str]] = {
@@ -31,8 +32,8 @@ class ConfigError(ValueError):
 class Settings:
     target: str = PRESETS["embedded"]["target"]  # repo id, MLX/HF directory, .gguf, embedded:NAME
     drafter_model: str = PRESETS["embedded"]["drafter_model"]
-    drafter: str = "lookup"  # none | lookup | model
-    k: int = 4  # draft length (upper bound for adaptive drafters)
+    drafter: str = "auto"  # auto (the policy decides) | none | lookup | model (fixed, for experiments)
+    k: int = 8  # draft length: fixed for lookup/model, the upper bound for auto
     max_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0

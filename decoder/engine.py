@@ -97,7 +97,7 @@ class Engine:
         yield Chunk([y], stream.add([y]), stats)
         while not (stop := self._stop_reason(ids, len(prompt_ids), max_tokens, should_stop)):
             choice = policy.choose(Context(ids, prompt_text, bytes(generated)), stats)
-            if not stats.reasons or stats.reasons[-1] != choice.reason:
+            if choice.reason not in stats.reasons:
                 stats.reasons.append(choice.reason)
             k = min(choice.k, max_tokens - (len(ids) - len(prompt_ids)) - 1,
                     self.context_length - len(ids) - 1)
@@ -124,7 +124,7 @@ class Engine:
                 drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
                 k=k if choice.drafter else 0, drafted=len(draft.ids), accepted=n,
                 emitted=len(new), draft_s=draft_s, translate_s=draft.translate_s,
-                verify_s=verify_s, other_s=other_s + clock.lap(),
+                verify_s=verify_s, other_s=other_s + clock.lap(), reason=choice.reason,
             ))
             yield Chunk(new, text, stats)
         stats.stop_reason = stop

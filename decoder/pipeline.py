@@ -14,6 +14,7 @@ from .drafter import Drafter, ModelDrafter
 from .engine import Chunk, Engine, FixedPolicy, Policy
 from .lookup import LookupDrafter
 from .models import Model, load_model
+from .policy import AutoPolicy, Costs, measure_costs
 from .sampling import Sampling
 from .vocab import token_bytes
 
@@ -25,15 +26,25 @@ class Pipeline:
     engine: Engine
     drafter_model: Model | None = None
     drafters: dict[str, Drafter] = field(default_factory=dict)
+    _costs: Costs | None = None
 
     @classmethod
-    def load(cls, settings: Settings, *, progress: bool = True, load_drafter: bool | None = None) -> "Pipeline":
-        """Load the target (and the drafter model when the settings need it)."""
+    def load(cls, settings: Settings, *, progress: bool = True) -> "Pipeline":
+        """Load the target, and the drafter model for the `model` and `auto` drafters.
+
+        `auto` treats the drafter model as optional: if it cannot serve this target, the policy
+        simply never gets to choose it.
+        """
         target = load_model(settings.target, dtype=settings.dtype, progress=progress)
         pipe = cls(settings, target, Engine(target.model, target.tokenizer))
         pipe.drafters["lookup"] = LookupDrafter()
-        if load_drafter if load_drafter is not None else settings.drafter == "model":
-            pipe.attach_drafter_model(load_model(settings.drafter_model, dtype=settings.dtype, progress=progress))
+        if settings.drafter in ("model", "auto"):
+            drafter = load_model(settings.drafter_model, dtype=settings.dtype, progress=progress)
+            try:
+                pipe.attach_drafter_model(drafter)
+            except ConfigError:
+                if settings.drafter == "model":
+                    raise
         return pipe
 
     def attach_drafter_model(self, drafter: Model) -> None:
@@ -46,11 +57,31 @@ class Pipeline:
         self.drafter_model = drafter
         self.drafters["model"] = ModelDrafter(drafter.model, len(token_bytes(self.target.tokenizer)))
 
-    def policy(self, mode: str | None = None, k: int | None = None) -> Policy:
+    @property
+    def costs(self) -> Costs:
+        """Speculation costs on this machine, measured once (about a second) on first use."""
+        if self._costs is None:
+            drafter = self.drafters.get("model")
+            probe = self.engine.encode("Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy.")
+            self._costs = measure_costs(self.engine.runner, probe, getattr(drafter, "runner", None))
+        return self._costs
+
+    def policy(self, mode: str | None = None, k: int | None = None, *, text: str = "",
+               cursor: int | None = None, override: str = "auto") -> Policy:
+        """The policy for one request: fixed drafter and k, or `auto` over `text` at `cursor`.
+
+        `override` is the per-file switch: off forces plain decoding whatever the mode; on makes
+        auto speculate even on prose (a fixed mode already speculates).
+        """
         mode = mode or self.settings.drafter
         k = self.settings.k if k is None else k
-        if mode == "none":
-            return FixedPolicy(None, 0)
+        if override == "off" or mode == "none":
+            return FixedPolicy(None, 0, "speculation off for this file" if override == "off" else None)
+        if mode == "auto":
+            from polish.content import classify
+
+            return AutoPolicy(self.drafters, self.costs, classify(text, cursor) if text else None,
+                              override=override, k_max=k)
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
         return FixedPolicy(self.drafters[mode], k)
@@ -71,7 +102,7 @@ class Pipeline:
         return self.engine.generate(
             self.engine.encode(text),
             max_tokens=max_tokens or self.settings.max_tokens,
-            policy=policy or self.policy(),
+            policy=policy or self.policy(text=text),
             sampling=self.sampling(),
             prompt_text=text,
             should_stop=should_stop,

@@ -22,6 +22,7 @@ class Cycle:
     translate_s: float
     verify_s: float
     other_s: float
+    reason: str = ""  # the policy's reason for this cycle's drafter and k
 
 
 @dataclass
@@ -31,7 +32,7 @@ class RunStats:
     prefill_seconds: float = 0.0
     generated_tokens: int = 0  # including the first token, which prefill produces
     cycles: list[Cycle] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)  # why each drafter/k choice was made
+    reasons: list[str] = field(default_factory=list)  # distinct policy reasons, first seen first
     stop_reason: str = ""
 
     @property

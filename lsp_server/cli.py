@@ -21,8 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     cont = sub.add_parser("continue", help="continue a text file and print the continuation and statistics")
     cont.add_argument("file")
     cont.add_argument("--max-tokens", type=int)
-    cont.add_argument("--drafter", choices=["none", "lookup", "model"])
-    cont.add_argument("--k", type=int)
+    cont.add_argument("--drafter", choices=["auto", "none", "lookup", "model"],
+                      help="auto (default): the policy picks drafter and k; the others are fixed")
+    cont.add_argument("--k", type=int, help="draft length (the upper bound for auto)")
     cont.add_argument("--temperature", type=float)
     cont.add_argument("--top-p", type=float)
     cont.add_argument("--seed", type=int)

@@ -93,7 +93,7 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
     ls.supersession.supersede(uri)
 
     prompt = build_prompt(doc.source[:offset], ls.config.server.max_prompt_chars)
-    drafter = ls.speculation(uri, doc.source)[2]
+    mode, _, drafter, _ = ls.speculation(uri, doc.source)
     ticket = Ticket()
     token = await ls.start_progress("Bielik: continuing the document", cancellable=True)
     if token is not None:
@@ -102,7 +102,7 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
     loop = asyncio.get_running_loop()
     arrived: asyncio.Queue[str] = asyncio.Queue()
     job = asyncio.ensure_future(ls.engine.call(partial(
-        ls.engine.generate, prompt.text, max_tokens=max_tokens, drafter=drafter, ticket=ticket,
+        ls.engine.generate, prompt.text, max_tokens=max_tokens, drafter=drafter, override=mode, ticket=ticket,
         enough=lambda text: _paragraph_end(text) is not None,
         on_text=lambda text, _: loop.call_soon_threadsafe(arrived.put_nowait, text))))
     expected, version, streamed, applied, stop = doc.source, doc.version, "", "", ""

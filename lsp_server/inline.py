@@ -56,7 +56,7 @@ async def complete(ls: "BielikServer", params: types.InlineCompletionParams) -> 
             ls.stats.count(uri, "superseded")
             return NOTHING
         result = await ls.engine.call(partial(
-            ls.engine.generate, prompt.text, max_tokens=options.inline_max_tokens, drafter=drafter,
+            ls.engine.generate, prompt.text, max_tokens=options.inline_max_tokens, drafter=drafter, override=mode,
             ticket=ticket, enough=partial(_enough, prompt=prompt)))
     except asyncio.CancelledError:
         ticket.cancel()  # $/cancelRequest: stop the engine between cycles

@@ -92,7 +92,8 @@ class Config:
 def needs_reload(old: Settings, new: Settings) -> bool:
     """Whether a settings change means loading models again (the rest applies at once)."""
     return (old.target, old.dtype) != (new.target, new.dtype) or (
-        new.drafter == "model" and (old.drafter_model, old.drafter) != (new.drafter_model, "model")
+        new.drafter in ("model", "auto")
+        and (old.drafter_model != new.drafter_model or old.drafter not in ("model", "auto"))
     )
 
 

@@ -1,7 +1,7 @@
 """Which drafter a file gets: the one place mapping a per-file on/off/auto choice to a mode.
 
-The speed policy (decoder side) will replace `drafter_for`; until then "auto" means the
-configured drafter.
+The decisions themselves (which drafter, which k, per cycle) belong to the decoder's policy;
+this only combines the configured drafter with the file's switch, which the policy honours.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ def drafter_for(settings: Settings, file_mode: str) -> tuple[str, str]:
     if file_mode == "off":
         return "none", "speculation off for this file"
     if file_mode == "on":
-        mode = settings.drafter if settings.drafter != "none" else "lookup"
+        mode = settings.drafter if settings.drafter != "none" else "auto"
         return mode, f"speculation on for this file: {mode} drafter"
-    return settings.drafter, f"auto: configured drafter {settings.drafter}"
+    if settings.drafter == "auto":
+        return "auto", "auto: the policy decides by content, cost and acceptance"
+    return settings.drafter, f"configured drafter {settings.drafter}"

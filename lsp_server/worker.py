@@ -103,6 +103,7 @@ class Engine:
         *,
         max_tokens: int,
         drafter: str,
+        override: str = "auto",
         ticket: Ticket,
         enough: Callable[[str], bool] = lambda text: False,
         on_text: Callable[[str, RunStats], None] | None = None,
@@ -114,7 +115,7 @@ class Engine:
         text, stats, stop = "", RunStats(), "cancelled"
         if ticket.should_stop():
             return Generated(text, stats, stop)
-        chunks = pipe.continue_text(prompt, max_tokens=max_tokens, policy=pipe.policy(drafter),
+        chunks = pipe.continue_text(prompt, max_tokens=max_tokens, policy=pipe.policy(drafter, text=prompt, override=override),
                                     should_stop=ticket.should_stop)
         try:
             for chunk in chunks:

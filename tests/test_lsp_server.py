@@ -201,7 +201,7 @@ async def test_toggle_and_magic_comment_change_speculation(client: LanguageClien
     uri = client.editor.open(text)  # a fresh file: the same text would come from the suggestion cache
     on = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="bielik.toggleSpeculation", arguments=[uri, "on"]))
-    assert on["drafter"] == "lookup"
+    assert on["drafter"] == "auto"  # the default drafter; "on" makes auto speculate even on prose
     await inline(client, uri, client.editor.end(uri))
     f = (await stats(client, uri))["files"][uri]
     assert f["drafted"] > 0 and f["speculation"] == "on"

@@ -123,5 +123,6 @@ def test_speculation_mapping():
     s = Settings(drafter="lookup")
     assert drafter_for(s, "off")[0] == "none"
     assert drafter_for(s, "on")[0] == "lookup"
-    assert drafter_for(Settings(drafter="none"), "on")[0] == "lookup"
+    assert drafter_for(Settings(drafter="none"), "on")[0] == "auto"
+    assert drafter_for(Settings(), "auto")[0] == "auto"
     assert drafter_for(Settings(drafter="none"), "auto")[0] == "none"

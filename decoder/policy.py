@@ -1,0 +1,197 @@
+"""Speculate only where it pays: choose the drafter and k per request and per cycle, and say why.
+
+Three inputs (issue: polish/ and the speculation policy):
+- the content type around the cursor (polish.content): free prose rarely repeats itself;
+- a cost model measured on this machine: t(n)/t(1), the cost of verifying n tokens in one
+  forward pass relative to one plain step, and the drafter's cost per token;
+- the running acceptance, per drafter (per match length for lookup), turned into expected
+  tokens per cycle with Leviathan et al.'s (1 - a^(k+1)) / (1 - a).
+A cycle speculates only when the expected speedup beats plain decoding by a margin, and a run
+of cycles that accept at most one token switches speculation off for a while, then probes again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import mlx.core as mx
+
+from polish.content import ContentType
+
+from .drafter import Context, Drafter
+from .engine import Choice
+from .lookup import LookupDrafter
+from .runner import ModelRunner
+from .stats import RunStats
+
+PROBE_SIZES = (1, 2, 3, 5, 9)
+MARGIN = 1.05  # expected speedup needed to speculate: the cost model is measured, not exact
+PROSE_CONFIDENCE = 0.75  # above this, prose is left to plain decoding (unless the user says on)
+LOOKUP_PRIOR = {1: 0.25, 2: 0.45, 3: 0.6, 5: 0.75}  # acceptance before evidence, by match length
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What speculation costs on this machine, relative to one plain decoding step."""
+
+    verify: dict[int, float]  # n tokens in one target pass -> t(n)/t(1)
+    step_seconds: float  # t(1)
+    drafter_ratio: float = 0.0  # model drafter's seconds per token / t(1)
+
+    def verify_ratio(self, n: int) -> float:
+        """t(n)/t(1), interpolated between measured sizes and extended linearly past them."""
+        sizes = sorted(self.verify)
+        if n in self.verify:
+            return self.verify[n]
+        lo = max([s for s in sizes if s < n], default=sizes[0])
+        hi = min([s for s in sizes if s > n], default=None)
+        if hi is None:
+            prev = sizes[-2] if len(sizes) > 1 else lo
+            slope = (self.verify[lo] - self.verify[prev]) / max(lo - prev, 1)
+            return self.verify[lo] + slope * (n - lo)
+        w = (n - lo) / (hi - lo)
+        return self.verify[lo] * (1 - w) + self.verify[hi] * w
+
+    def describe(self) -> str:
+        parts = ", ".join(f"t({n})/t(1)={r:.2f}" for n, r in sorted(self.verify.items()) if n > 1)
+        return f"step {self.step_seconds * 1000:.0f} ms; {parts}; drafter {self.drafter_ratio:.2f}x"
+
+
+def _time_pass(runner: ModelRunner, n: int, reps: int) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        start = time.perf_counter()
+        mx.eval(runner.forward([runner.ids[-1]] * n))
+        best = min(best, time.perf_counter() - start)
+        runner.rewind(n)
+    return best
+
+
+def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | None = None,
+                  reps: int = 2) -> Costs:
+    """Time target passes of PROBE_SIZES tokens on a warm cache (and one drafter step)."""
+    target.sync(ids)
+    _time_pass(target, 1, 1)  # warm-up
+    times = {n: _time_pass(target, n, reps) for n in PROBE_SIZES}
+    ratio = 0.0
+    if drafter is not None:
+        drafter.sync(ids[: min(len(ids), 8)])
+        _time_pass(drafter, 1, 1)
+        ratio = _time_pass(drafter, 1, reps) / times[1]
+    return Costs({n: t / times[1] for n, t in times.items()}, times[1], ratio)
+
+
+def expected_tokens(alpha: float, k: int) -> float:
+    """Tokens committed per cycle with k drafted, each accepted with probability alpha."""
+    if alpha >= 1:
+        return k + 1.0
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def best_k(alpha: float, costs: Costs, drafter_ratio: float, k_max: int) -> tuple[int, float]:
+    """(k, expected speedup over plain decoding) maximising tokens per unit of time."""
+    best = (0, 1.0)
+    for k in range(1, k_max + 1):
+        speedup = expected_tokens(alpha, k) / (costs.verify_ratio(k + 1) + k * drafter_ratio)
+        if speedup > best[1]:
+            best = (k, speedup)
+    return best
+
+
+@dataclass
+class Acceptance:
+    """Running per-token acceptance: a Beta prior, updated per cycle, forgetting old cycles."""
+
+    prior: float
+    weight: float = 2.0
+    decay: float = 0.9
+    hits: float = field(init=False)
+    misses: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.hits, self.misses = self.prior * self.weight, (1 - self.prior) * self.weight
+
+    def update(self, drafted: int, accepted: int) -> None:
+        self.hits = self.hits * self.decay + accepted
+        self.misses = self.misses * self.decay + (1 if accepted < drafted else 0)
+
+    @property
+    def alpha(self) -> float:
+        return self.hits / (self.hits + self.misses)
+
+
+def _bucket(match: int) -> int:
+    return max(b for b in LOOKUP_PRIOR if b <= match)
+
+
+class AutoPolicy:
+    """The `auto` drafter: per request the content type, per cycle the cost model and acceptance."""
+
+    def __init__(
+        self,
+        drafters: dict[str, Drafter],
+        costs: Costs,
+        content: ContentType | None,
+        *,
+        override: str = "auto",  # per-file: auto | on | off
+        k_max: int = 8,
+        fallback_cycles: int = 3,
+        fallback_tokens: int = 16,
+    ):
+        self.drafters, self.costs, self.content = drafters, costs, content
+        self.override, self.k_max = override, k_max
+        self.fallback_cycles, self.fallback_tokens = fallback_cycles, fallback_tokens
+        self.acceptance: dict[tuple[str, int], Acceptance] = {}
+        self._last: tuple[str, int] | None = None  # (drafter, bucket) of the previous choice
+        self._poor = 0  # consecutive drafted cycles with at most one token accepted
+        self._paused_until = 0  # generated-token count until which speculation is off
+
+    def _estimate(self, key: tuple[str, int]) -> Acceptance:
+        if key not in self.acceptance:
+            self.acceptance[key] = Acceptance(LOOKUP_PRIOR.get(key[1], 0.5))
+        return self.acceptance[key]
+
+    def _learn(self, stats: RunStats) -> None:
+        if self._last is None or not stats.cycles:
+            return
+        cycle, last = stats.cycles[-1], self._last
+        self._last = None
+        if cycle.drafted == 0:
+            return
+        self._estimate(last).update(cycle.drafted, cycle.accepted)
+        self._poor = self._poor + 1 if cycle.accepted <= 1 else 0
+        if self._poor >= self.fallback_cycles and self.override != "on":
+            self._paused_until = stats.generated_tokens + self.fallback_tokens
+            self._poor = 0
+
+    def choose(self, ctx: Context, stats: RunStats) -> Choice:
+        self._learn(stats)
+        if self.override == "off":
+            return Choice(None, 0, "speculation off for this file")
+        if stats.generated_tokens < self._paused_until:
+            return Choice(None, 0, f"fallback: {self.fallback_cycles} cycles with <=1 accepted; "
+                                   f"plain decoding for {self.fallback_tokens} tokens")
+        content = self.content.reason if self.content else "content unknown"
+        if (self.override != "on" and self.content and self.content.label == "prose"
+                and self.content.confidence >= PROSE_CONFIDENCE):
+            return Choice(None, 0, f"{content}: speculation off")
+        options = []  # (expected speedup, k, drafter name, bucket)
+        lookup = self.drafters.get("lookup")
+        if isinstance(lookup, LookupDrafter):
+            match, _ = lookup.match(ctx.ids)
+            if match:
+                b = _bucket(match)
+                k, s = best_k(self._estimate(("lookup", b)).alpha, self.costs, 0.0,
+                              min(self.k_max, match * lookup.tokens_per_match))
+                options.append((s, k, "lookup", b))
+        if "model" in self.drafters:
+            k, s = best_k(self._estimate(("model", 0)).alpha, self.costs, self.costs.drafter_ratio, self.k_max)
+            options.append((s, k, "model", 0))
+        if not options:
+            return Choice(None, 0, f"{content}: nothing to draft from")
+        s, k, name, b = max(options)
+        if k == 0 or (s < MARGIN and self.override != "on"):
+            return Choice(None, 0, f"{content}: no drafter pays here")
+        self._last = (name, b)
+        return Choice(self.drafters[name], max(k, 1), f"{content}: {name}, k={k}")

@@ -1,0 +1,249 @@
+/**
+ * VS Code glue: starts bielik-lsp through vscode-languageclient (inline completions come from the
+ * client's built-in LSP inline completion support), registers the commands and keeps the status
+ * bar item up to date from `bielik/status`.
+ */
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import * as config from './config';
+import {
+  CLIENT_COMMANDS,
+  ContinueResult,
+  ExecuteCommandParams,
+  MODES,
+  SpeculationMode,
+  STATUS_NOTIFICATION,
+  StatusPayload,
+  ToggleResult,
+  continueParams,
+  statsParams,
+  toggleParams,
+} from './protocol';
+import { StatusModel, formatStats } from './status';
+
+export class Bielik implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  readonly model = new StatusModel();
+  readonly item: vscode.StatusBarItem;
+  readonly output: vscode.LogOutputChannel;
+  private sent: Record<string, unknown> = {};
+  private langs: string[] = config.DEFAULT_LANGUAGES;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor() {
+    this.item = vscode.window.createStatusBarItem('bielik.status', vscode.StatusBarAlignment.Right, 100);
+    this.item.name = 'Bielik';
+    this.item.command = CLIENT_COMMANDS.toggleSpeculation;
+    this.output = vscode.window.createOutputChannel('Bielik', { log: true });
+    this.disposables.push(
+      this.item,
+      this.output,
+      vscode.commands.registerCommand(CLIENT_COMMANDS.continueDocument, (maxTokens?: number) => this.continueDocument(maxTokens)),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.toggleSpeculation, (mode?: SpeculationMode) => this.toggleSpeculation(mode)),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.showStats, () => this.showStats()),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.restart, () => this.restart()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
+      vscode.workspace.onDidCloseTextDocument((doc) => this.model.forget(doc.uri.toString())),
+      vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+    );
+  }
+
+  private inspect(): config.Inspect {
+    const cfg = vscode.workspace.getConfiguration('bielik');
+    return (key) => cfg.inspect(key) as config.Inspected | undefined;
+  }
+
+  async start(): Promise<void> {
+    const inspect = this.inspect();
+    const { command, args } = config.serverCommand(inspect, os.homedir());
+    this.langs = config.languages(inspect);
+    this.sent = config.serverSettings(inspect);
+    const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: config.documentSelector(this.langs),
+      initializationOptions: this.sent,
+      outputChannel: this.output,
+      middleware: {
+        workspace: {
+          // The server pulls its section when a change notification comes without settings.
+          configuration: (params) => params.items.map((item) =>
+            item.section === 'bielik' || item.section === undefined ? config.serverSettings(this.inspect()) : null),
+        },
+      },
+    };
+    const client = new LanguageClient('bielik', 'Bielik', serverOptions, clientOptions);
+    this.client = client;
+    client.onNotification(STATUS_NOTIFICATION, (payload: StatusPayload) => {
+      this.model.update(payload);
+      this.render();
+    });
+    this.model.setState('starting', `starting ${command}`);
+    this.render();
+    try {
+      await client.start();
+    } catch (e) {
+      const message = `cannot start ${command} ${args.join(' ')}: ${errorText(e)}`;
+      this.model.setState('error', message);
+      this.render();
+      void vscode.window.showErrorMessage(`Bielik: ${message}. Set "bielik.server.command" to the bielik-lsp executable.`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop();
+      } catch {
+        // already stopped or never started
+      }
+    }
+    this.model.setState('stopped', 'server stopped');
+    this.render();
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  async configurationChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
+    if (!e.affectsConfiguration('bielik')) return;
+    if (config.needsRestart((section) => e.affectsConfiguration(section)) || !this.client) {
+      await this.restart();
+      return;
+    }
+    const { settings, restart } = config.changedSettings(this.sent, this.inspect());
+    if (restart) {
+      await this.restart();
+      return;
+    }
+    this.sent = settings;
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { bielik: settings } });
+  }
+
+  /** The active editor if it is a document the server serves. */
+  private editor(): vscode.TextEditor | undefined {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !this.langs.includes(editor.document.languageId)) {
+      void vscode.window.showWarningMessage(`Bielik: open a ${this.langs.join(', ')} file first.`);
+      return undefined;
+    }
+    if (!this.client) {
+      void vscode.window.showWarningMessage('Bielik: the server is not running (Bielik: Restart Server).');
+      return undefined;
+    }
+    return editor;
+  }
+
+  private async execute<T>(params: ExecuteCommandParams): Promise<T | undefined> {
+    try {
+      return (await this.client!.sendRequest(ExecuteCommandRequest.type, params)) as T;
+    } catch (e) {
+      if (!isCancelled(e)) void vscode.window.showErrorMessage(`Bielik: ${errorText(e)}`);
+      return undefined;
+    }
+  }
+
+  async continueDocument(maxTokens?: number): Promise<ContinueResult | undefined> {
+    const editor = this.editor();
+    if (!editor) return undefined;
+    const pos = editor.selection.active;
+    const result = await this.execute<ContinueResult>(continueParams(
+      editor.document.uri.toString(), { line: pos.line, character: pos.character },
+      typeof maxTokens === 'number' ? maxTokens : undefined));
+    if (result && !result.text) {
+      void vscode.window.showInformationMessage(`Bielik: nothing added (${result.stopReason}).`);
+    } else if (result) {
+      vscode.window.setStatusBarMessage(`Bielik: added ${result.text.length} characters (${result.stopReason})`, 4000);
+    }
+    return result;
+  }
+
+  async toggleSpeculation(mode?: SpeculationMode): Promise<ToggleResult | undefined> {
+    const editor = this.editor();
+    if (!editor) return undefined;
+    const uri = editor.document.uri.toString();
+    if (mode === undefined) {
+      const current = this.model.files.get(uri)?.speculation ?? 'auto';
+      const picked = await vscode.window.showQuickPick(
+        MODES.map((m) => ({ label: m, description: m === current ? '(current)' : describeMode(m) })),
+        { placeHolder: `Speculative decoding for this file (now ${current})` });
+      if (!picked) return undefined;
+      mode = picked.label as SpeculationMode;
+    }
+    const result = await this.execute<ToggleResult>(toggleParams(uri, mode));
+    if (result) {
+      this.model.setSpeculation(uri, result.speculation, result.reason);
+      this.render();
+    }
+    return result;
+  }
+
+  async showStats(): Promise<Record<string, unknown> | undefined> {
+    if (!this.client) {
+      void vscode.window.showWarningMessage('Bielik: the server is not running (Bielik: Restart Server).');
+      return undefined;
+    }
+    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    const report = await this.execute<Record<string, unknown>>(statsParams(uri));
+    if (report) {
+      this.output.appendLine(formatStats(report, uri));
+      this.output.appendLine(JSON.stringify(report, null, 2));
+      this.output.show(true);
+    }
+    return report;
+  }
+
+  render(): void {
+    const editor = vscode.window.activeTextEditor;
+    const served = editor && this.langs.includes(editor.document.languageId);
+    const r = this.model.render(served ? editor!.document.uri.toString() : undefined);
+    this.item.text = r.text;
+    this.item.tooltip = r.tooltip;
+    this.item.backgroundColor = r.severity === 'normal' ? undefined
+      : new vscode.ThemeColor(r.severity === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
+    if (served || this.model.state === 'error') this.item.show();
+    else this.item.hide();
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function describeMode(mode: SpeculationMode): string {
+  return { auto: 'let the policy decide', on: 'always draft', off: 'plain decoding' }[mode];
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function isCancelled(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: number }).code === -32800;
+}
+
+let instance: Bielik | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<Bielik> {
+  instance = new Bielik();
+  context.subscriptions.push(instance);
+  await instance.start();
+  return instance;
+}
+
+export async function deactivate(): Promise<void> {
+  const b = instance;
+  instance = undefined;
+  if (b) await b.stop();
+}

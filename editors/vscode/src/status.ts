@@ -1,0 +1,119 @@
+/**
+ * The status bar's model: the last `bielik/status` for the server and for each file, rendered
+ * to the item's text and tooltip. Pure logic; extension.ts puts the result on a StatusBarItem.
+ */
+import { SpeculationMode, StatusPayload } from './protocol';
+
+export interface FileStatus {
+  speculation?: SpeculationMode;
+  speculationSource?: string;
+  drafter?: string;
+  reason?: string;
+  policyReasons?: string[];
+  acceptanceRate?: number;
+  tokensPerSecond?: number;
+  prefilledTokens?: number;
+}
+
+export interface Rendered {
+  text: string;
+  tooltip: string;
+  /** 'error' when the item should use the error background. */
+  severity: 'normal' | 'warning' | 'error';
+}
+
+export class StatusModel {
+  state = 'starting';
+  message = 'starting the server';
+  readonly files = new Map<string, FileStatus>();
+
+  /** Apply one `bielik/status` notification. */
+  update(payload: StatusPayload): void {
+    if (!payload || typeof payload !== 'object') return;
+    if (typeof payload.state === 'string') this.state = payload.state;
+    if (typeof payload.message === 'string') this.message = payload.message;
+    if (typeof payload.uri === 'string') {
+      const f = { ...(this.files.get(payload.uri) ?? {}) };
+      for (const key of ['speculation', 'speculationSource', 'drafter', 'reason', 'policyReasons',
+        'acceptanceRate', 'tokensPerSecond', 'prefilledTokens'] as const) {
+        if (payload[key] !== undefined) (f as Record<string, unknown>)[key] = payload[key];
+      }
+      this.files.set(payload.uri, f);
+    }
+  }
+
+  /** A toggle's result, before the server's status notification arrives. */
+  setSpeculation(uri: string, mode: SpeculationMode, reason?: string): void {
+    const f = { ...(this.files.get(uri) ?? {}), speculation: mode, speculationSource: 'toggle' };
+    if (reason !== undefined) f.reason = reason;
+    this.files.set(uri, f);
+  }
+
+  /** The server stopped or failed to start (not a `bielik/status`). */
+  setState(state: string, message: string): void {
+    this.state = state;
+    this.message = message;
+  }
+
+  forget(uri: string): void {
+    this.files.delete(uri);
+  }
+
+  render(activeUri?: string): Rendered {
+    const f = activeUri ? this.files.get(activeUri) : undefined;
+    const icon = ({ loading: '$(sync~spin)', starting: '$(sync~spin)', ready: '$(feather)', error: '$(error)', stopped: '$(circle-slash)' } as Record<string, string>)[this.state] ?? '$(question)';
+    const parts = [`${icon} Bielik`];
+    if (this.state === 'ready' && activeUri) {
+      parts.push(`spec:${f?.speculation ?? 'auto'}`);
+      if (f?.acceptanceRate !== undefined && f.acceptanceRate > 0) parts.push(percent(f.acceptanceRate));
+      if (f?.tokensPerSecond !== undefined && f.tokensPerSecond > 0) parts.push(`${f.tokensPerSecond.toFixed(1)} tok/s`);
+    } else if (this.state !== 'ready') {
+      parts.push(this.state);
+    }
+    const lines = [`Bielik: model ${this.state}${this.message && this.message !== `model ${this.state}` ? ` (${this.message})` : ''}`];
+    if (activeUri) {
+      if (f?.speculation) {
+        lines.push(`Speculation: ${f.speculation}${f.speculationSource ? ` (${f.speculationSource})` : ''}`);
+      } else {
+        lines.push('Speculation: auto (no suggestion yet for this file)');
+      }
+      if (f?.drafter) lines.push(`Drafter: ${f.drafter}`);
+      if (f?.reason) lines.push(`Why: ${f.reason}`);
+      if (f?.policyReasons?.length) lines.push(`Policy: ${f.policyReasons.join('; ')}`);
+      if (f?.acceptanceRate !== undefined) lines.push(`Last acceptance rate: ${percent(f.acceptanceRate)}`);
+      if (f?.tokensPerSecond !== undefined) lines.push(`Last speed: ${f.tokensPerSecond.toFixed(1)} tokens/s`);
+      if (f?.prefilledTokens !== undefined) lines.push(`Last prefill: ${f.prefilledTokens} tokens`);
+    }
+    lines.push('', 'Click to toggle speculation for this file.');
+    const severity = this.state === 'error' ? 'error' : this.state === 'stopped' ? 'warning' : 'normal';
+    return { text: parts.join(' '), tooltip: lines.join('\n'), severity };
+  }
+}
+
+export function percent(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}
+
+/** `bielik.showStats`'s answer as readable text (the raw JSON follows it in the output). */
+export function formatStats(report: Record<string, any>, uri?: string): string {
+  const lines: string[] = [];
+  lines.push(`Bielik statistics — model ${report.state ?? '?'}${report.error ? ` (error: ${report.error})` : ''}`);
+  const block = (title: string, c: Record<string, any> | undefined) => {
+    if (!c) return;
+    lines.push('', title);
+    lines.push(`  requests ${c.requests ?? 0}, suggestions ${c.suggestions ?? 0} (cache hits ${c.cache_hits ?? 0}), superseded ${c.superseded ?? 0}`);
+    lines.push(`  shown ${c.shown ?? 0}, partially accepted ${c.partially_accepted ?? 0} (${c.accepted_chars ?? 0} chars)`);
+    lines.push(`  generated ${c.generated_tokens ?? 0} tokens, prefilled ${c.prefilled_tokens ?? 0} of ${c.prompt_tokens ?? 0} prompt tokens`);
+    lines.push(`  drafted ${c.drafted ?? 0}, accepted ${c.accepted ?? 0} (acceptance ${percent(c.acceptance_rate ?? 0)}), ${Number(c.tokens_per_second ?? 0).toFixed(1)} tokens/s`);
+    if (c.speculation !== undefined) {
+      lines.push(`  speculation ${c.speculation} (${c.source ?? 'default'}), drafter ${c.drafter || '-'}: ${c.reason || '-'}`);
+      if (Array.isArray(c.policy_reasons) && c.policy_reasons.length) lines.push(`  policy: ${c.policy_reasons.join('; ')}`);
+      lines.push(`  last run: acceptance ${percent(c.last_acceptance_rate ?? 0)}, ${Number(c.last_tokens_per_second ?? 0).toFixed(1)} tokens/s, prefilled ${c.last_prefilled_tokens ?? 0}, stop ${c.last_stop || '-'}`);
+    }
+  };
+  const files = (report.files ?? {}) as Record<string, Record<string, any>>;
+  if (uri) block(`This file (${uri})`, files[uri] ?? {});
+  else for (const [u, c] of Object.entries(files)) block(u, c);
+  block('Session', report.session);
+  return lines.join('\n');
+}

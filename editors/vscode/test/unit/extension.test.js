@@ -1,0 +1,129 @@
+// The extension's glue (out/extension.js) with mocked `vscode` and LanguageClient.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { load } = require('./mock-vscode');
+
+async function activated(settings = {}) {
+  const env = load();
+  Object.assign(env.vscode.__state.settings, settings);
+  const subscriptions = [];
+  env.bielik = await env.extension.activate({ subscriptions });
+  env.client = env.clients[env.clients.length - 1];
+  env.item = env.vscode.__state.statusBarItems[0];
+  return env;
+}
+
+test('activate starts the configured server for the configured languages', async () => {
+  const { client, vscode } = await activated({ 'server.command': '/opt/bl/bin/bielik-lsp', k: 2, languages: ['markdown', 'latex'] });
+  assert.equal(client.running, true);
+  assert.deepEqual(client.serverOptions.command, '/opt/bl/bin/bielik-lsp');
+  assert.deepEqual(client.serverOptions.args, ['serve']);
+  assert.deepEqual(client.clientOptions.documentSelector.map((d) => d.language), ['markdown', 'markdown', 'latex', 'latex']);
+  assert.deepEqual(client.clientOptions.initializationOptions, { k: 2, languages: ['markdown', 'latex'] });
+  const pulled = client.clientOptions.middleware.workspace.configuration({ items: [{ section: 'bielik' }, { section: 'editor' }] });
+  assert.deepEqual(pulled, [{ k: 2, languages: ['markdown', 'latex'] }, null]);
+  for (const id of ['bielik.client.continueDocument', 'bielik.client.toggleSpeculation', 'bielik.client.showStats', 'bielik.client.restart']) {
+    assert.ok(vscode.__state.commands.has(id), id);
+  }
+});
+
+test('status bar follows bielik/status and the active file', async () => {
+  const { client, vscode, item } = await activated();
+  await vscode.__open('file:///a.md', 'markdown');
+  assert.equal(item.visible, true);
+  assert.match(item.text, /starting/);
+  client.notify('bielik/status', { state: 'loading', message: 'model loading' });
+  assert.match(item.text, /loading/);
+  client.notify('bielik/status', { state: 'ready', message: 'model ready' });
+  client.notify('bielik/status', { state: 'ready', message: 'model ready', uri: 'file:///a.md', speculation: 'on', speculationSource: 'toggle', drafter: 'lookup', reason: 'speculation on for this file: lookup drafter', acceptanceRate: 0.8, tokensPerSecond: 20 });
+  assert.equal(item.text, '$(feather) Bielik spec:on 80% 20.0 tok/s');
+  assert.match(item.tooltip, /Why: speculation on for this file: lookup drafter/);
+  await vscode.__open('file:///b.md', 'markdown');
+  assert.equal(item.text, '$(feather) Bielik spec:auto');
+  await vscode.__open('file:///c.py', 'python');
+  assert.equal(item.visible, false, 'hidden for languages the server does not serve');
+  client.notify('bielik/status', { state: 'error', message: 'cannot load /x.gguf' });
+  assert.equal(item.visible, true, 'errors always show');
+  assert.equal(item.backgroundColor.id, 'statusBarItem.errorBackground');
+});
+
+test('continue document sends the cursor position and reports the result', async () => {
+  const { client, vscode } = await activated();
+  await vscode.__open('file:///a.md', 'markdown', 3, 7);
+  client.respond = async () => ({ uri: 'file:///a.md', text: ' dalej.', stopReason: 'paragraph' });
+  const result = await vscode.commands.executeCommand('bielik.client.continueDocument', 16);
+  assert.equal(result.text, ' dalej.');
+  assert.deepEqual(client.requests.at(-1), ['workspace/executeCommand',
+    { command: 'bielik.continueDocument', arguments: [{ uri: 'file:///a.md', position: { line: 3, character: 7 }, maxTokens: 16 }] }]);
+  client.respond = async () => ({ uri: 'file:///a.md', text: '', stopReason: 'edited' });
+  await vscode.commands.executeCommand('bielik.client.continueDocument');
+  assert.deepEqual(vscode.__state.messages.at(-1), ['info', 'Bielik: nothing added (edited).']);
+  client.respond = async () => { throw Object.assign(new Error('the model is still loading'), { code: -32803 }); };
+  await vscode.commands.executeCommand('bielik.client.continueDocument');
+  assert.deepEqual(vscode.__state.messages.at(-1), ['error', 'Bielik: the model is still loading']);
+});
+
+test('commands refuse files the server does not serve', async () => {
+  const { client, vscode } = await activated();
+  await vscode.__open('file:///a.py', 'python');
+  const n = client.requests.length;
+  assert.equal(await vscode.commands.executeCommand('bielik.client.continueDocument'), undefined);
+  assert.equal(client.requests.length, n);
+  assert.equal(vscode.__state.messages.at(-1)[0], 'warning');
+});
+
+test('toggle speculation: quick pick or argument, status bar updated', async () => {
+  const { client, vscode, item } = await activated();
+  await vscode.__open('file:///a.md', 'markdown');
+  client.notify('bielik/status', { state: 'ready', message: 'model ready' });
+  client.respond = async (m, p) => ({ uri: p.arguments[0].uri, speculation: p.arguments[0].mode, drafter: 'none', reason: 'speculation off for this file' });
+  vscode.__state.quickPick = 'off';
+  const r = await vscode.commands.executeCommand('bielik.client.toggleSpeculation');
+  assert.equal(r.speculation, 'off');
+  assert.deepEqual(client.requests.at(-1)[1], { command: 'bielik.toggleSpeculation', arguments: [{ uri: 'file:///a.md', mode: 'off' }] });
+  assert.match(item.text, /spec:off/);
+  assert.match(item.tooltip, /Why: speculation off for this file/);
+  await vscode.commands.executeCommand('bielik.client.toggleSpeculation', 'on');
+  assert.deepEqual(client.requests.at(-1)[1].arguments, [{ uri: 'file:///a.md', mode: 'on' }]);
+  vscode.__state.quickPick = undefined; // dismissed
+  const n = client.requests.length;
+  assert.equal(await vscode.commands.executeCommand('bielik.client.toggleSpeculation'), undefined);
+  assert.equal(client.requests.length, n);
+});
+
+test('show stats writes a summary to the output channel', async () => {
+  const { client, vscode } = await activated();
+  await vscode.__open('file:///a.md', 'markdown');
+  client.respond = async () => ({ state: 'ready', session: { requests: 1 }, files: { 'file:///a.md': { requests: 1, speculation: 'auto' } }, config: {} });
+  await vscode.commands.executeCommand('bielik.client.showStats');
+  assert.deepEqual(client.requests.at(-1)[1], { command: 'bielik.showStats', arguments: [{ uri: 'file:///a.md' }] });
+  const out = vscode.__state.outputs[0];
+  assert.ok(out.shown);
+  assert.match(out.lines.join('\n'), /This file \(file:\/\/\/a.md\)/);
+});
+
+test('configuration changes: server settings are sent, client settings restart the server', async () => {
+  const env = await activated({ k: 6 });
+  await env.vscode.__configure({ debounceMs: 50 });
+  assert.deepEqual(env.client.notifications.at(-1), ['workspace/didChangeConfiguration',
+    { settings: { bielik: { k: 6, debounceMs: 50, languages: ['markdown', 'plaintext', 'latex'] } } }]);
+  await env.vscode.__configure({ debounceMs: undefined });
+  assert.equal(env.client.notifications.at(-1)[1].settings.bielik.debounceMs, 150, 'unset goes back to the default');
+  assert.equal(env.clients.length, 1);
+  await env.vscode.__configure({ 'server.args': ['--preset', 'bielik', 'serve'] });
+  assert.equal(env.clients.length, 2, 'a new client');
+  assert.equal(env.clients[0].running, false);
+  assert.deepEqual(env.clients[1].serverOptions.args, ['--preset', 'bielik', 'serve']);
+});
+
+test('a server that cannot start shows an error and the status bar says so', async () => {
+  const env = load();
+  env.lc.LanguageClient.failNextStart = new Error('spawn bielik-lsp ENOENT');
+  const bielik = await env.extension.activate({ subscriptions: [] });
+  await env.vscode.__open('file:///a.md', 'markdown');
+  assert.equal(bielik.model.state, 'error');
+  assert.match(env.vscode.__state.messages.at(-1)[1], /cannot start bielik-lsp serve: spawn bielik-lsp ENOENT.*bielik.server.command/);
+  assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
+  await env.extension.deactivate();
+});

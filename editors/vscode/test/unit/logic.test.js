@@ -1,0 +1,106 @@
+// Pure logic: settings, protocol arguments, the status bar model, package.json consistency.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const config = require('../../out/config');
+const proto = require('../../out/protocol');
+const { StatusModel, formatStats } = require('../../out/status');
+const pkg = require('../../package.json');
+
+const inspectOf = (values) => (key) => (key in values ? { globalValue: values[key], defaultValue: 'd' } : { defaultValue: 'd' });
+
+test('serverSettings sends only what the user set, never null, always the languages', () => {
+  assert.deepEqual(config.serverSettings(inspectOf({})), { languages: ['markdown', 'plaintext', 'latex'] });
+  const s = config.serverSettings(inspectOf({ k: 6, target: 'embedded:gemma-3-270m', seed: null, 'server.command': 'x', languages: ['markdown'] }));
+  assert.deepEqual(s, { k: 6, target: 'embedded:gemma-3-270m', languages: ['markdown'] });
+});
+
+test('workspace and folder values win over user values', () => {
+  const s = config.serverSettings((key) => (key === 'k' ? { globalValue: 1, workspaceValue: 2, workspaceFolderValue: 3 } : undefined));
+  assert.equal(s.k, 3);
+});
+
+test('changedSettings resets unset keys to the server default, restarts for null defaults', () => {
+  const prev = { k: 6, debounceMs: 0, languages: ['markdown'] };
+  const a = config.changedSettings(prev, inspectOf({ k: 6 }));
+  assert.deepEqual(a, { settings: { k: 6, debounceMs: 150, languages: ['markdown', 'plaintext', 'latex'] }, restart: false });
+  const b = config.changedSettings({ target: '/models/x.gguf' }, inspectOf({}));
+  assert.equal(b.restart, true);
+});
+
+test('serverCommand: defaults, custom args, ~ expansion, bad values ignored', () => {
+  assert.deepEqual(config.serverCommand(inspectOf({})), { command: 'bielik-lsp', args: ['serve'] });
+  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '~/bl/.venv/bin/bielik-lsp', 'server.args': ['--preset', 'bielik', 'serve'] }), '/home/u'),
+    { command: '/home/u/bl/.venv/bin/bielik-lsp', args: ['--preset', 'bielik', 'serve'] });
+  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '  ', 'server.args': 'serve' })), { command: 'bielik-lsp', args: ['serve'] });
+});
+
+test('documentSelector covers files and untitled buffers of each language', () => {
+  assert.deepEqual(config.documentSelector(['latex']), [{ language: 'latex', scheme: 'file' }, { language: 'latex', scheme: 'untitled' }]);
+  assert.equal(config.needsRestart((s) => s === 'bielik.server.args'), true);
+  assert.equal(config.needsRestart((s) => s === 'bielik.k'), false);
+});
+
+test('command arguments match the server (lsp_server/commands.py)', () => {
+  assert.deepEqual(proto.continueParams('file:///a.md', { line: 2, character: 5 }, 16),
+    { command: 'bielik.continueDocument', arguments: [{ uri: 'file:///a.md', position: { line: 2, character: 5 }, maxTokens: 16 }] });
+  assert.deepEqual(proto.continueParams('file:///a.md'), { command: 'bielik.continueDocument', arguments: [{ uri: 'file:///a.md' }] });
+  assert.deepEqual(proto.toggleParams('file:///a.md', 'off'), { command: 'bielik.toggleSpeculation', arguments: [{ uri: 'file:///a.md', mode: 'off' }] });
+  assert.deepEqual(proto.toggleParams('file:///a.md'), { command: 'bielik.toggleSpeculation', arguments: [{ uri: 'file:///a.md' }] });
+  assert.deepEqual(proto.statsParams(), { command: 'bielik.showStats', arguments: [] });
+  assert.deepEqual(['auto', 'off', 'on'].map(proto.nextMode), ['off', 'on', 'auto']);
+});
+
+test('status model: loading, ready with per-file speculation and reason, error', () => {
+  const m = new StatusModel();
+  m.update({ state: 'loading', message: 'model loading' });
+  assert.match(m.render('file:///a.md').text, /sync~spin.*loading/);
+  m.update({ state: 'ready', message: 'model ready' });
+  assert.equal(m.render('file:///a.md').text, '$(feather) Bielik spec:auto');
+  m.update({ state: 'ready', message: 'model ready', uri: 'file:///a.md', speculation: 'off', speculationSource: 'magic comment', drafter: 'none', reason: 'speculation off for this file', policyReasons: ['short prompt'], acceptanceRate: 0.5, tokensPerSecond: 12.34, prefilledTokens: 7 });
+  const r = m.render('file:///a.md');
+  assert.equal(r.text, '$(feather) Bielik spec:off 50% 12.3 tok/s');
+  assert.match(r.tooltip, /Speculation: off \(magic comment\)/);
+  assert.match(r.tooltip, /Why: speculation off for this file/);
+  assert.match(r.tooltip, /Policy: short prompt/);
+  assert.match(r.tooltip, /Last speed: 12.3 tokens\/s/);
+  assert.equal(m.render('file:///b.md').text, '$(feather) Bielik spec:auto', 'other files keep their own state');
+  m.update({ state: 'ready', message: 'model ready' }); // a global status keeps per-file data
+  assert.match(m.render('file:///a.md').text, /spec:off/);
+  m.setSpeculation('file:///a.md', 'on', 'speculation on for this file: lookup drafter');
+  assert.match(m.render('file:///a.md').tooltip, /Speculation: on \(toggle\)/);
+  m.update({ state: 'error', message: 'no such model' });
+  const e = m.render('file:///a.md');
+  assert.equal(e.severity, 'error');
+  assert.match(e.tooltip, /no such model/);
+});
+
+test('formatStats reads bielik.showStats', () => {
+  const report = {
+    state: 'ready', error: null,
+    session: { requests: 3, suggestions: 2, acceptance_rate: 0.25, tokens_per_second: 10 },
+    files: { 'file:///a.md': { requests: 3, speculation: 'auto', source: 'default', drafter: 'lookup', reason: 'auto', policy_reasons: ['x'], last_stop: 'eos' } },
+  };
+  const text = formatStats(report, 'file:///a.md');
+  assert.match(text, /This file \(file:\/\/\/a.md\)/);
+  assert.match(text, /requests 3/);
+  assert.match(text, /acceptance 25%/);
+  assert.match(text, /policy: x/);
+  assert.match(formatStats(report), /Session/);
+});
+
+test('package.json contributes every server setting with the server default, and the commands', () => {
+  const props = pkg.contributes.configuration.properties;
+  for (const [key, def] of Object.entries(config.SERVER_SETTINGS)) {
+    const p = props[`bielik.${key}`];
+    assert.ok(p, `bielik.${key} is contributed`);
+    assert.deepEqual(p.default, def, `bielik.${key} default`);
+    assert.ok(p.markdownDescription || p.description, `bielik.${key} has a description`);
+  }
+  for (const key of config.RESTART_KEYS) assert.ok(props[`bielik.${key}`], `bielik.${key} is contributed`);
+  const contributed = pkg.contributes.commands.map((c) => c.command).sort();
+  assert.deepEqual(contributed, Object.values(proto.CLIENT_COMMANDS).sort());
+  for (const c of contributed) assert.ok(!Object.values(proto.SERVER_COMMANDS).includes(c), 'client ids differ from server ids');
+  for (const lang of config.DEFAULT_LANGUAGES) assert.ok(pkg.activationEvents.includes(`onLanguage:${lang}`));
+  assert.match(pkg.dependencies['vscode-languageclient'], /^[~^]?1\d\./, 'vscode-languageclient v10 or later');
+});

@@ -1,0 +1,136 @@
+// A small stand-in for the `vscode` module and vscode-languageclient's LanguageClient, installed
+// through Module._load so that out/extension.js runs unchanged under node's test runner.
+'use strict';
+const Module = require('node:module');
+
+class Emitter {
+  constructor() { this.listeners = []; }
+  event = (fn) => { this.listeners.push(fn); return { dispose: () => { this.listeners = this.listeners.filter((l) => l !== fn); } }; };
+  fire(x) { return Promise.all(this.listeners.map((l) => l(x))); }
+}
+
+function createVscode() {
+  const state = {
+    commands: new Map(),
+    settings: {}, // key (without "bielik.") -> globalValue
+    activeTextEditor: undefined,
+    messages: [],
+    quickPick: undefined, // label to pick
+    statusBarItems: [],
+    outputs: [],
+    onActive: new Emitter(),
+    onClose: new Emitter(),
+    onConfig: new Emitter(),
+  };
+  const vscode = {
+    __state: state,
+    StatusBarAlignment: { Left: 1, Right: 2 },
+    ThemeColor: class { constructor(id) { this.id = id; } },
+    Position: class { constructor(line, character) { this.line = line; this.character = character; } },
+    commands: {
+      registerCommand(id, fn) {
+        if (state.commands.has(id)) throw new Error(`command '${id}' already exists`);
+        state.commands.set(id, fn);
+        return { dispose: () => state.commands.delete(id) };
+      },
+      executeCommand(id, ...args) { return state.commands.get(id)(...args); },
+    },
+    window: {
+      get activeTextEditor() { return state.activeTextEditor; },
+      createStatusBarItem(id, alignment, priority) {
+        const item = { id, alignment, priority, text: '', tooltip: '', visible: false, show() { this.visible = true; }, hide() { this.visible = false; }, dispose() {} };
+        state.statusBarItems.push(item);
+        return item;
+      },
+      createOutputChannel(name) {
+        const out = { name, lines: [], appendLine(l) { this.lines.push(l); }, show() { this.shown = true; }, dispose() {} };
+        state.outputs.push(out);
+        return out;
+      },
+      showErrorMessage: (m) => { state.messages.push(['error', m]); return Promise.resolve(); },
+      showWarningMessage: (m) => { state.messages.push(['warning', m]); return Promise.resolve(); },
+      showInformationMessage: (m) => { state.messages.push(['info', m]); return Promise.resolve(); },
+      setStatusBarMessage: (m) => { state.messages.push(['status', m]); return { dispose() {} }; },
+      showQuickPick: async (items) => items.find((i) => i.label === state.quickPick),
+      onDidChangeActiveTextEditor: state.onActive.event,
+    },
+    workspace: {
+      getConfiguration(section) {
+        return {
+          inspect: (key) => ({ key: `${section}.${key}`, globalValue: state.settings[key] }),
+          get: (key, d) => (key in state.settings ? state.settings[key] : d),
+        };
+      },
+      onDidCloseTextDocument: state.onClose.event,
+      onDidChangeConfiguration: state.onConfig.event,
+    },
+  };
+  /** Open an editor on a document (the cursor at `line`, `character`). */
+  vscode.__open = (uri, languageId, line = 0, character = 0) => {
+    state.activeTextEditor = {
+      document: { uri: { toString: () => uri }, languageId },
+      selection: { active: new vscode.Position(line, character) },
+    };
+    return state.onActive.fire(state.activeTextEditor);
+  };
+  /** Change settings and fire onDidChangeConfiguration for the changed keys. */
+  vscode.__configure = (values) => {
+    const changed = Object.keys(values).map((k) => `bielik.${k}`);
+    Object.assign(state.settings, values);
+    for (const [k, v] of Object.entries(values)) if (v === undefined) delete state.settings[k];
+    return state.onConfig.fire({ affectsConfiguration: (s) => s === 'bielik' || changed.some((c) => c === s || c.startsWith(`${s}.`)) });
+  };
+  return vscode;
+}
+
+/** A fake LanguageClient recording what the extension asks of it. */
+function createLanguageClientModule(clients) {
+  class LanguageClient {
+    constructor(id, name, serverOptions, clientOptions) {
+      Object.assign(this, { id, name, serverOptions, clientOptions });
+      this.notificationHandlers = new Map();
+      this.requests = [];
+      this.notifications = [];
+      this.running = false;
+      this.respond = async () => null; // (method, params) -> result
+      this.failStart = LanguageClient.failNextStart;
+      LanguageClient.failNextStart = undefined;
+      clients.push(this);
+    }
+    onNotification(method, handler) { this.notificationHandlers.set(method, handler); return { dispose() {} }; }
+    async start() { if (this.failStart) throw this.failStart; this.running = true; }
+    async stop() { this.running = false; }
+    async sendRequest(type, params) { const method = type.method ?? type; this.requests.push([method, params]); return this.respond(method, params); }
+    async sendNotification(type, params) { this.notifications.push([type.method ?? type, params]); }
+    notify(method, params) { this.notificationHandlers.get(method)(params); }
+  }
+  return {
+    LanguageClient,
+    TransportKind: { stdio: 0, ipc: 1 },
+    ExecuteCommandRequest: { type: { method: 'workspace/executeCommand' } },
+    DidChangeConfigurationNotification: { type: { method: 'workspace/didChangeConfiguration' } },
+  };
+}
+
+/** Fresh mocks and a fresh copy of out/extension.js. */
+function load() {
+  const vscode = createVscode();
+  const clients = [];
+  const lc = createLanguageClientModule(clients);
+  const original = Module._load;
+  Module._load = function (request, parent, isMain) {
+    if (request === 'vscode') return vscode;
+    if (request === 'vscode-languageclient/node') return lc;
+    return original.call(this, request, parent, isMain);
+  };
+  const file = require.resolve('../../out/extension.js');
+  delete require.cache[file];
+  try {
+    const extension = require(file);
+    return { vscode, clients, lc, extension };
+  } finally {
+    Module._load = original;
+  }
+}
+
+module.exports = { load };

@@ -1,0 +1,100 @@
+"""The auto policy: cost model arithmetic, content gating, fallback and probing, exact output."""
+
+from __future__ import annotations
+
+import pytest
+
+from decoder.drafter import Context
+from decoder.engine import Engine
+from decoder.lookup import LookupDrafter
+from decoder.policy import Acceptance, AutoPolicy, Costs, best_k, expected_tokens, measure_costs
+from decoder.stats import Cycle, RunStats
+from polish.content import classify
+from tests.test_engine import run
+
+# Shaped like the measurements in NOTES.md (Gemma-3-270M, OpenBLAS, 2 cores).
+COSTS = Costs({1: 1.0, 2: 1.31, 3: 1.61, 5: 1.93, 9: 2.21}, 0.075, 0.7)
+LIST = "Lista:\n1. jabłka – 3 kg\n2. gruszki – 2 kg\n3. śliwki – 1 kg\n4."
+PROSE = ("W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
+         "wyborem nowego papieża albo szansami europejskiej wojny, warszawscy kupcy tudzież "
+         "inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej gorąco interesowała się "
+         "przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.")
+
+
+def test_expected_tokens_matches_leviathan():
+    assert expected_tokens(0.0, 4) == 1.0
+    assert expected_tokens(1.0, 4) == 5.0
+    assert expected_tokens(0.5, 2) == pytest.approx(1.75)
+
+
+def test_verify_ratio_interpolates_and_extrapolates():
+    assert COSTS.verify_ratio(4) == pytest.approx((1.61 + 1.93) / 2)
+    assert COSTS.verify_ratio(13) > COSTS.verify_ratio(9)
+
+
+def test_break_even():
+    """Low acceptance: no k pays; high acceptance: long drafts pay; a costly drafter pays less."""
+    assert best_k(0.1, COSTS, 0.0, 8)[0] == 0
+    k, speedup = best_k(0.9, COSTS, 0.0, 8)
+    assert k >= 6 and speedup > 2
+    assert best_k(0.9, COSTS, 0.7, 8)[1] < speedup
+
+
+def test_acceptance_learns_and_forgets():
+    a = Acceptance(0.5)
+    for _ in range(10):
+        a.update(4, 4)
+    assert a.alpha > 0.9
+    for _ in range(20):  # a miss counts once per cycle, a hit once per token: forgetting takes longer
+        a.update(4, 0)
+    assert a.alpha < 0.5
+
+
+def cycle(drafted, accepted):
+    return Cycle("lookup", drafted, drafted, accepted, accepted + 1, 0, 0, 0, 0)
+
+
+def test_prose_is_left_to_plain_decoding_unless_forced():
+    lookup = LookupDrafter()
+    ctx = Context([1, 2, 3, 1, 2], PROSE, b"")
+    auto = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(ctx, RunStats())
+    assert auto.drafter is None and "prose" in auto.reason and "off" in auto.reason
+    forced = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE), override="on").choose(ctx, RunStats())
+    assert forced.drafter is lookup
+
+
+def test_structured_text_speculates_and_file_off_wins():
+    ids = [5, 6, 7, 8, 9, 5, 6, 7, 8]
+    choice = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST)).choose(Context(ids, LIST, b""), RunStats())
+    assert choice.drafter is not None and choice.k >= 2 and "structured" in choice.reason
+    off = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST), override="off")
+    assert off.choose(Context(ids, LIST, b""), RunStats()).drafter is None
+
+
+def test_fallback_after_poor_cycles_then_probe_again():
+    policy = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST), fallback_tokens=5)
+    ids = [5, 6, 7, 8, 9, 5, 6, 7, 8]
+    stats = RunStats(generated_tokens=1)
+    for _ in range(3):
+        assert policy.choose(Context(ids, LIST, b""), stats).drafter is not None
+        stats.cycles.append(cycle(4, 1))
+        stats.generated_tokens += 2
+    paused = policy.choose(Context(ids, LIST, b""), stats)
+    assert paused.drafter is None and paused.reason.startswith("fallback")
+    stats.generated_tokens += 5
+    assert policy.choose(Context(ids, LIST, b""), stats).drafter is not None
+
+
+def test_measured_costs_are_sane(tiny_gemma):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    costs = measure_costs(engine.runner, engine.encode("Ala ma kota. " * 5))
+    assert costs.verify[1] == 1.0 and costs.step_seconds > 0
+    assert all(r > 0 for r in costs.verify.values())
+
+
+@pytest.mark.parametrize("text", [LIST * 3, PROSE])
+def test_auto_output_equals_plain(tiny_gemma, text):
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    plain = run(engine, text, AutoPolicy({}, COSTS, None, override="off"), 30)
+    auto = run(engine, text, AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(text)), 30)
+    assert auto[0] == plain[0] and auto[2].reasons
