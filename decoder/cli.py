@@ -100,3 +100,21 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
     for p in problems:
         print(f"WARNING    {p}")
     return 1 if problems else 0
+
+
+def run_bench(settings: Settings, args) -> int:
+    """`bench`: the CLI flags over the default (or --quick) configuration; prints the report's path."""
+    from dataclasses import replace
+
+    from .bench import QUICK, BenchConfig, rereport, run_bench as bench
+
+    cfg = QUICK if args.quick else BenchConfig()
+    given = {"per_class": args.per_class, "max_tokens": args.tokens, "k": args.bench_k, "sweep_n": args.sweep_n,
+             "out": args.out and Path(args.out)}
+    cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    if args.from_json:
+        print(rereport(Path(args.from_json), cfg.out))
+        return 0
+    cfg = replace(cfg, command=" ".join(["bielik-lsp", *sys.argv[1:]]) if sys.argv[0].endswith("bielik-lsp") else cfg.command)
+    print(bench(settings, cfg, progress=not args.quiet, note=args.note))
+    return 0

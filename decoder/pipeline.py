@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .config import ConfigError, Settings
+from .crossdrafter import CrossDrafter
 from .drafter import Drafter, ModelDrafter
 from .engine import Chunk, Engine, FixedPolicy, Policy
 from .lookup import LookupDrafter
@@ -48,14 +49,13 @@ class Pipeline:
         return pipe
 
     def attach_drafter_model(self, drafter: Model) -> None:
-        """Use `drafter` as the model drafter; it must share the target's tokenizer for now."""
-        if token_bytes(drafter.tokenizer) != token_bytes(self.target.tokenizer):
-            raise ConfigError(
-                f"drafter {drafter.spec!r} does not share the target's tokenizer; "
-                "drafting across tokenizers is not available yet: use --drafter lookup or none"
-            )
+        """Use `drafter` as the model drafter; drafts cross tokenizers when the vocabularies differ."""
         self.drafter_model = drafter
-        self.drafters["model"] = ModelDrafter(drafter.model, len(token_bytes(self.target.tokenizer)))
+        if token_bytes(drafter.tokenizer) == token_bytes(self.target.tokenizer):
+            self.drafters["model"] = ModelDrafter(drafter.model, len(token_bytes(self.target.tokenizer)))
+        else:
+            self.drafters["model"] = CrossDrafter(drafter.model, drafter.tokenizer, self.target.tokenizer,
+                                                  self.settings.translation)
 
     @property
     def costs(self) -> Costs:

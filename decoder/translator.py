@@ -75,8 +75,10 @@ class Vocab:
                 end = pos + e.start
             if end > pos:
                 got = self._encode(data[pos:end].decode("utf-8"))
-                if got is None or (got[1] and ids):
-                    return None
+                if got is None or (got[1] and ids):  # no exact encoding here: spell it bytewise
+                    if any(b not in self.byte_id for b in data[pos:end]):
+                        return None
+                    got = ([self.byte_id[b] for b in data[pos:end]], 0)
                 ids.extend(got[0])
                 pos = end
             if end < len(data):
@@ -113,7 +115,7 @@ def anchor(vocab: Vocab, ids: list[int], end: int, floor: int = 0) -> int:
     """An index in ids[floor:end] where tokenization may restart: ANCHOR_MIN or more tokens
     before `end`, after any special token, and no merge risk between the tokens around it.
 
-    This is a candidate; callers confirm it by encoding (`tokens_from` finds a boundary there).
+    This is a candidate; callers confirm it by encoding (`split` finds a boundary there).
     """
     lo = max(floor, end - ANCHOR_MAX)
     for i in range(end - 1, lo, -1):
@@ -153,6 +155,21 @@ def may_grow(vocab: Vocab, text: bytes, last: int) -> bool:
     return not safe_to_cut(text.decode("utf-8", "ignore"))
 
 
+def stable(vocab: Vocab, left: bytes, ids: list[int]) -> list[int]:
+    """The ids before the draft's last word: how a word is split can change until it ends
+    ("▁oc" + "zym" becomes "▁ocz" + "yma"), so an unfinished word sends none of its tokens."""
+    text = left + vocab.bytes(ids)
+    if not ids or not may_grow(vocab, text, ids[-1]):
+        return ids
+    end = len(text)
+    for j in range(len(ids) - 1, 0, -1):
+        end -= len(vocab.table[ids[j]])
+        before = text[:end].decode("utf-8", "replace")
+        if not merge_risk(before, vocab.table[ids[j]].decode("utf-8", "replace")):
+            return ids[:j]
+    return []
+
+
 def anchored(target: Vocab, committed: list[int], draft: bytes, limit: int) -> list[int]:
     """Target ids for `draft` (bytes following the committed ids), at most `limit` of them.
 
@@ -174,15 +191,11 @@ def anchored(target: Vocab, committed: list[int], draft: bytes, limit: int) -> l
         parts = split(target, [b"", text[len(tail):]])
         if parts is None:
             return []
-    ids = parts[-1]
-    if len(ids) > limit:
-        return ids[:limit]  # a later token follows each of these: none of them can still grow
-    if ids and may_grow(target, target.bytes(committed[max(0, n - 8):]) + draft, ids[-1]):
-        ids = ids[:-1]
-    return [i for i in ids[: next((j for j, i in enumerate(ids) if i in target.special), len(ids))]]
+    return stable(target, target.bytes(committed[max(0, n - 8):]), parts[-1])[:limit]
 
 
 def none(target: Vocab, draft_ids: list[int], limit: int) -> list[int]:
+    """The ids as they are, up to the first one the target lacks or treats as special."""
     out = []
     for i in draft_ids[:limit]:
         if i >= target.size or i in target.special:
@@ -191,14 +204,9 @@ def none(target: Vocab, draft_ids: list[int], limit: int) -> list[int]:
     return out
 
 
-def _clean(target: Vocab, ids: list[int], limit: int) -> list[int]:
-    """Stop at the first special id: special tokens never leak from a re-encoded draft."""
-    return none(target, ids, limit)
-
-
 def naive(target: Vocab, drafter: Vocab, draft_ids: list[int], limit: int) -> list[int]:
     text = drafter.hf.decode(draft_ids, skip_special_tokens=True)
-    return _clean(target, target.hf.encode(text, add_special_tokens=False), limit)
+    return none(target, target.hf.encode(text, add_special_tokens=False), limit)
 
 
 def context(target: Vocab, drafter: Vocab, committed: list[int], draft_ids: list[int], limit: int,
@@ -206,7 +214,7 @@ def context(target: Vocab, drafter: Vocab, committed: list[int], draft_ids: list
     prefix = target.hf.decode(committed[-p:], skip_special_tokens=True)
     text = prefix + drafter.hf.decode(draft_ids, skip_special_tokens=True)
     skip = len(target.hf.encode(prefix, add_special_tokens=False))
-    return _clean(target, target.hf.encode(text, add_special_tokens=False)[skip:], limit)
+    return none(target, target.hf.encode(text, add_special_tokens=False)[skip:], limit)
 
 
 def translate(mode: str, target: Vocab, drafter: Vocab, committed: list[int], draft_ids: list[int],

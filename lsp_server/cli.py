@@ -1,4 +1,4 @@
-"""`bielik-lsp`: the language server (default), plus `continue` and `doctor`."""
+"""`bielik-lsp`: the language server (default), plus `continue`, `doctor` and `bench`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--drafter", choices=["auto", "none", "lookup", "model"],
                       help="auto (default): the policy picks drafter and k; the others are fixed")
     cont.add_argument("--k", type=int, help="draft length (the upper bound for auto)")
+    cont.add_argument("--translation", choices=["none", "naive", "context", "anchored"],
+                      help="how drafts cross tokenizers (default: anchored)")
     cont.add_argument("--temperature", type=float)
     cont.add_argument("--top-p", type=float)
     cont.add_argument("--seed", type=int)
@@ -31,13 +33,24 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--quiet", action="store_true", help="no progress bars")
     doctor = sub.add_parser("doctor", help="show BLAS, device and models; exit 1 on problems")
     doctor.add_argument("--load", action="store_true", help="also load (and convert) the models")
+    bench = sub.add_parser("bench", help="every drafter against plain decoding on the bundled corpus; "
+                                         "writes OUT/benchmarks.md, OUT/bench/*.png and OUT/bench/raw.json")
+    bench.add_argument("--quick", action="store_true", help="tiny subset (CI smoke)")
+    bench.add_argument("--out", help="output folder (default: docs, or build/bench-quick with --quick)")
+    bench.add_argument("--per-class", type=int, help="excerpts per content type (default 30)")
+    bench.add_argument("--tokens", type=int, help="generated tokens per run (default 32)")
+    bench.add_argument("--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)")
+    bench.add_argument("--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)")
+    bench.add_argument("--note", default="", help="a remark printed under the machine line (e.g. shared CPU)")
+    bench.add_argument("--from-json", help="rebuild the report and plots from a saved raw.json (no models)")
+    bench.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     ensure_fast_blas()
     args = build_parser().parse_args(argv)
-    from decoder.cli import UserError, run_continue, run_doctor
+    from decoder.cli import UserError, run_bench, run_continue, run_doctor
     from decoder.config import ConfigError, load_settings
     from decoder.engine import PromptTooLong
     from decoder.models import ModelLoadError
@@ -51,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_continue(settings, args.file, as_json=args.json, progress=not args.quiet)
         if args.command == "doctor":
             return run_doctor(settings, load=args.load, progress=True)
+        if args.command == "bench":
+            return run_bench(settings, args)
         from lsp_server.server import serve
 
         return serve(settings, tcp=getattr(args, "tcp", None))

@@ -132,7 +132,7 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
                 line, character = position_at(expected, at, ls.encoding)
                 pos = types.Position(line=line, character=character)
                 result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
-                    label="Bielik: continue", edit=types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+                    edit=types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
                         text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
                         edits=[types.TextEdit(range=types.Range(start=pos, end=pos), new_text=pending)])])))
                 if not result.applied:

@@ -216,7 +216,11 @@ def build(settings: Settings) -> BielikServer:
 
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.changes.setdefault(params.text_document.uri, asyncio.Event())
+        uri = params.text_document.uri
+        ls.changes.setdefault(uri, asyncio.Event())
+        f = ls.stats.file(uri)  # so editors show a magic comment's mode before the first request
+        f.speculation, f.source, f.drafter, f.reason = ls.speculation(uri, params.text_document.text)
+        ls.send_status(uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:

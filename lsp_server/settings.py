@@ -77,8 +77,12 @@ class Config:
                 raise ConfigError(f"unknown setting {key!r}")
         for name, value in engine.items():
             _check_type(name, value)
+        # null means "back to the default" (Settings.updated itself ignores None: CLI flags not given).
+        engine_defaults = {f.name: f.default for f in fields(Settings)}
+        server = {k: getattr(ServerOptions, k) if v is None else v for k, v in server.items()}
         try:
-            return Config(self.engine.updated(engine), replace(self.server, **server))
+            base = replace(self.engine, **{k: engine_defaults[k] for k, v in engine.items() if v is None and k != "preset"})
+            return Config(base.updated(engine), replace(self.server, **server))
         except TypeError as e:
             raise ConfigError(str(e)) from None
 
@@ -101,6 +105,8 @@ def _check_type(name: str, value: object) -> None:
     """Settings is a plain dataclass: check JSON types here so "k": "4" fails clearly."""
     expected = {"k": int, "max_tokens": int, "seed": int, "temperature": (int, float), "top_p": (int, float)}
     want = expected.get(name, str)
+    if value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, want):
         raise ConfigError(f"{_camel(name)} has the wrong type: {value!r}")
 

@@ -39,3 +39,11 @@ def tiny_gemma_drafter(tiny_gemma):
 def tiny_llama(smollm):
     """A random Llama with SmolLM2's real byte-level BPE tokenizer."""
     return tiny_model("llama", smollm.tokenizer, seed=3)
+
+
+@pytest.fixture(scope="session")
+def tiny_mistral():
+    """A random Llama with the Mistral v1 SentencePiece tokenizer (Bielik-11B's base)."""
+    from tests.mistral_tokenizer import mistral_v1
+
+    return tiny_model("llama", mistral_v1(), seed=4)

@@ -126,3 +126,9 @@ def test_speculation_mapping():
     assert drafter_for(Settings(drafter="none"), "on")[0] == "auto"
     assert drafter_for(Settings(), "auto")[0] == "auto"
     assert drafter_for(Settings(drafter="none"), "auto")[0] == "none"
+
+
+def test_null_resets_a_setting_to_its_default():
+    config = Config(Settings(), ServerOptions()).updated({"seed": 7, "k": 3, "debounceMs": 5})
+    reset = config.updated({"seed": None, "k": None, "debounceMs": None})
+    assert (reset.engine.seed, reset.engine.k, reset.server.debounce_ms) == (None, Settings().k, 150)

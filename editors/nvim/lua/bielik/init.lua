@@ -1,0 +1,445 @@
+-- bielik.nvim: the bielik-lsp language server in Neovim.
+--
+-- Starts the server through vim.lsp for the configured filetypes, turns on native ghost text
+-- (vim.lsp.inline_completion, Neovim 0.12+), and adds :BielikContinue, :BielikToggleSpeculation,
+-- :BielikStats, :BielikToggle and a statusline component. See :help bielik.
+
+local M = {}
+
+local STATUS = 'bielik/status'
+local COMMANDS = {
+  continue = 'bielik.continueDocument',
+  toggle = 'bielik.toggleSpeculation',
+  stats = 'bielik.showStats',
+}
+M.COMMANDS = COMMANDS
+
+--- Server settings (snake_case here; the server also takes camelCase) with the server's defaults.
+--- Only the ones set in setup{} are sent; the rest are left to the server (its config file, then
+--- these defaults).
+M.server_defaults = {
+  preset = nil, -- 'embedded' | 'bielik'
+  target = nil, -- HF repo id, MLX/HF directory, .gguf file or embedded:NAME (embedded:gemma-3-270m)
+  drafter_model = nil, -- same forms (embedded:smollm2-135m)
+  drafter = 'auto', -- auto (the policy decides) | none | lookup | model
+  k = 8, -- draft length (the upper bound for auto)
+  max_tokens = 64, -- the engine's default token budget
+  temperature = 0.0,
+  top_p = 1.0,
+  seed = nil,
+  dtype = nil, -- e.g. 'float32'
+  translation = 'anchored', -- none | naive | context | anchored: drafts across tokenizers
+  debounce_ms = 150, -- wait for more typing before generating
+  time_budget_ms = 2500, -- stop a suggestion after this long
+  inline_max_tokens = 24, -- token budget of one inline suggestion
+  continue_max_tokens = 128, -- budget of :BielikContinue
+  max_prompt_chars = 8000, -- context kept before the cursor
+  languages = nil, -- LSP language ids to serve (nil: every filetype below)
+  globs = nil, -- file path globs to serve (nil: all)
+  enabled = true,
+}
+
+M.defaults = {
+  cmd = { 'bielik-lsp', 'serve' },
+  -- Neovim filetypes; the server sees them as LSP language ids (see language_ids).
+  filetypes = { 'markdown', 'text', 'tex', 'plaintex' },
+  language_ids = { text = 'plaintext', tex = 'latex', plaintex = 'latex' },
+  root_markers = { '.git' },
+  ghost_text = true, -- vim.lsp.inline_completion on Neovim 0.12+
+  keymaps = {
+    accept = '<Tab>', -- insert mode: accept the ghost text (falls back to a normal <Tab>)
+    next = '<M-]>', -- next / previous suggestion
+    prev = '<M-[>',
+  },
+  settings = {}, -- server settings, same keys as M.server_defaults (also accepted at top level)
+}
+
+M.config = vim.deepcopy(M.defaults)
+M.state = { model = nil, message = nil, files = {} } -- from bielik/status
+local warned_old = false
+
+local function has_ghost_text()
+  return vim.lsp.inline_completion ~= nil and vim.fn.has('nvim-0.12') == 1
+end
+M.has_ghost_text = has_ghost_text
+
+--- The settings object for the server: setup{}'s server keys, nil values left out.
+function M.server_settings()
+  local out = {}
+  for key, value in pairs(M.config.settings or {}) do
+    if value ~= nil and value ~= vim.NIL then
+      out[key] = value
+    end
+  end
+  for key in pairs(M.server_defaults) do
+    if M.config[key] ~= nil then
+      out[key] = M.config[key]
+    end
+  end
+  return out
+end
+
+--- setup{}: plugin options plus any server setting (see :help bielik-settings).
+function M.setup(opts)
+  opts = opts or {}
+  if vim.fn.has('nvim-0.11') == 0 then
+    local v = vim.version()
+    vim.notify(('bielik: needs Neovim 0.11+ (0.12+ for ghost text); this is %d.%d.%d'):format(v.major, v.minor, v.patch),
+      vim.log.levels.ERROR)
+    return
+  end
+  local unknown = {}
+  for key in pairs(opts) do
+    if M.defaults[key] == nil and M.server_defaults[key] == nil and not vim.tbl_contains(
+      { 'preset', 'target', 'drafter_model', 'seed', 'dtype', 'languages', 'globs' }, key) then
+      table.insert(unknown, key)
+    end
+  end
+  if #unknown > 0 then
+    vim.notify('bielik: unknown setup option(s): ' .. table.concat(unknown, ', '), vim.log.levels.WARN)
+  end
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  for key, value in pairs(opts) do -- lists replace the defaults rather than merge with them
+    if type(value) == 'table' and vim.islist(value) then
+      M.config[key] = value
+    end
+  end
+  M._autocmds()
+  -- Buffers already open (lazy loading on a FileType event): attach them now.
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(M.config.filetypes, vim.bo[buf].filetype) then
+      M.attach(buf)
+    end
+  end
+  -- A running server gets the new settings at once.
+  for _, client in ipairs(M.clients()) do
+    client:notify('workspace/didChangeConfiguration', { settings = { bielik = M.server_settings() } })
+  end
+end
+
+function M.clients(bufnr)
+  return vim.lsp.get_clients({ name = 'bielik', bufnr = bufnr })
+end
+
+local function client_for(bufnr)
+  return M.clients(bufnr)[1]
+end
+
+local function redraw()
+  pcall(vim.cmd, 'redrawstatus')
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'BielikStatus', modeline = false })
+end
+
+local function on_status(_, payload)
+  if type(payload) ~= 'table' then
+    return
+  end
+  M.state.model = payload.state
+  M.state.message = payload.message
+  if payload.uri then
+    local f = M.state.files[payload.uri] or {}
+    for _, key in ipairs({ 'speculation', 'speculationSource', 'drafter', 'reason', 'policyReasons',
+      'acceptanceRate', 'tokensPerSecond', 'prefilledTokens' }) do
+      if payload[key] ~= nil then
+        f[key] = payload[key]
+      end
+    end
+    M.state.files[payload.uri] = f
+  end
+  -- Errors reach the user through the server's window/showMessage; no second notice here.
+  vim.schedule(redraw)
+end
+
+local function root_dir(bufnr)
+  local ok, root = pcall(vim.fs.root, bufnr, M.config.root_markers)
+  return (ok and root) or vim.fn.getcwd()
+end
+
+--- Start (or reuse) the server for a buffer.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if vim.b[bufnr].bielik_disabled or vim.bo[bufnr].buftype ~= '' then
+    return nil
+  end
+  local cmd = M.config.cmd
+  if type(cmd) == 'table' and vim.fn.executable(cmd[1]) ~= 1 then
+    vim.notify(('bielik: %s is not executable; set cmd in require("bielik").setup{}'):format(cmd[1]), vim.log.levels.ERROR)
+    return nil
+  end
+  local ids = M.config.language_ids or {}
+  return vim.lsp.start({
+    name = 'bielik',
+    cmd = cmd,
+    root_dir = root_dir(bufnr),
+    init_options = M.server_settings(),
+    settings = { bielik = M.server_settings() },
+    get_language_id = function(_, filetype)
+      return ids[filetype] or filetype
+    end,
+    handlers = { [STATUS] = on_status },
+    on_attach = function(client, buf)
+      M._on_attach(client, buf)
+    end,
+  }, { bufnr = bufnr })
+end
+
+function M._on_attach(client, bufnr)
+  if M.config.ghost_text and not vim.b[bufnr].bielik_ghost_off then
+    M.ghost_text(bufnr, true)
+  end
+  local km = M.config.keymaps or {}
+  if has_ghost_text() then
+    if km.accept then
+      vim.keymap.set('i', km.accept, function()
+        if not vim.lsp.inline_completion.get({ bufnr = bufnr }) then
+          return vim.api.nvim_replace_termcodes(km.accept, true, false, true)
+        end
+      end, { buffer = bufnr, expr = true, desc = 'Bielik: accept the suggestion' })
+    end
+    if km.next then
+      vim.keymap.set('i', km.next, function()
+        vim.lsp.inline_completion.select({ bufnr = bufnr, count = 1 })
+      end, { buffer = bufnr, desc = 'Bielik: next suggestion' })
+    end
+    if km.prev then
+      vim.keymap.set('i', km.prev, function()
+        vim.lsp.inline_completion.select({ bufnr = bufnr, count = -1 })
+      end, { buffer = bufnr, desc = 'Bielik: previous suggestion' })
+    end
+  end
+end
+
+--- Ghost text on/off for a buffer (Neovim 0.12+).
+function M.ghost_text(bufnr, enable)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not has_ghost_text() then
+    if not warned_old then
+      warned_old = true
+      local v = vim.version()
+      vim.notify(('bielik: ghost text needs Neovim 0.12+ (vim.lsp.inline_completion); this is %d.%d.%d. '
+        .. ':BielikContinue, :BielikToggleSpeculation and :BielikStats still work.'):format(v.major, v.minor, v.patch),
+        vim.log.levels.WARN)
+    end
+    return false
+  end
+  vim.b[bufnr].bielik_ghost_off = not enable
+  vim.lsp.inline_completion.enable(enable, { bufnr = bufnr })
+  return true
+end
+
+--- :BielikToggle: ghost text on/off for the current buffer.
+function M.toggle_buffer(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local on = not vim.b[bufnr].bielik_ghost_off
+  if M.ghost_text(bufnr, not on) then
+    vim.notify('bielik: ghost text ' .. (on and 'off' or 'on') .. ' for this buffer')
+  end
+  redraw()
+  return not on
+end
+
+local function require_client(bufnr)
+  local client = client_for(bufnr)
+  if not client then
+    vim.notify('bielik: the server is not attached to this buffer (filetype ' .. vim.bo[bufnr].filetype .. ')',
+      vim.log.levels.WARN)
+  end
+  return client
+end
+
+--- Send workspace/executeCommand; `on_result(result)` runs on success, errors are shown.
+local function execute(client, bufnr, command, args, on_result)
+  local ok, id = client:request('workspace/executeCommand', { command = command, arguments = { args } },
+    function(err, result)
+      if err then
+        if err.code ~= -32800 then
+          vim.notify('bielik: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        end
+      elseif on_result then
+        on_result(result)
+      end
+    end, bufnr)
+  return ok and id or nil
+end
+
+--- The LSP position after the character under the cursor (normal mode) or at it (insert mode).
+function M.cursor_position(bufnr, encoding)
+  local win = vim.fn.bufwinid(bufnr)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(win ~= -1 and win or 0))
+  local line = vim.api.nvim_buf_get_lines(bufnr, row - 1, row, false)[1] or ''
+  if not vim.api.nvim_get_mode().mode:match('^i') and #line > 0 then
+    col = math.min(#line, col + vim.str_utf_end(line, col + 1) + 1)
+  end
+  local ok, character = pcall(vim.str_utfindex, line, encoding or 'utf-16', col, false)
+  if not ok then -- Neovim 0.10: str_utfindex(line, index) returns utf-32, utf-16
+    local _, u16 = vim.str_utfindex(line, col)
+    character = u16
+  end
+  return { line = row - 1, character = character }
+end
+
+--- :BielikContinue [max_tokens]: write on at the cursor (streamed edits, stops on your typing).
+function M.continue(opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local client = require_client(bufnr)
+  if not client then
+    return nil
+  end
+  local args = { uri = vim.uri_from_bufnr(bufnr), position = opts.position or M.cursor_position(bufnr, client.offset_encoding) }
+  if opts.max_tokens then
+    args.maxTokens = opts.max_tokens
+  end
+  M.state.continuing = true
+  return execute(client, bufnr, COMMANDS.continue, args, function(result)
+    M.state.continuing = false
+    M.state.last_continue = result
+    local msg = result.text == '' and ('bielik: nothing added (%s)'):format(result.stopReason)
+      or ('bielik: added %d characters (%s)'):format(vim.fn.strchars(result.text), result.stopReason)
+    vim.notify(msg)
+    if opts.on_done then
+      opts.on_done(result)
+    end
+  end)
+end
+
+--- :BielikToggleSpeculation [on|off|auto]: without an argument, cycles auto -> off -> on.
+function M.toggle_speculation(mode, opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local client = require_client(bufnr)
+  if not client then
+    return nil
+  end
+  local args = { uri = vim.uri_from_bufnr(bufnr) }
+  if mode and mode ~= '' then
+    args.mode = mode
+  end
+  return execute(client, bufnr, COMMANDS.toggle, args, function(result)
+    local f = M.state.files[result.uri] or {}
+    f.speculation, f.reason, f.drafter, f.speculationSource = result.speculation, result.reason, result.drafter, 'toggle'
+    M.state.files[result.uri] = f
+    vim.notify(('bielik: speculation %s for this file (%s)'):format(result.speculation, result.reason))
+    redraw()
+    if opts.on_done then
+      opts.on_done(result)
+    end
+  end)
+end
+
+local function pct(x)
+  return ('%d%%'):format(math.floor((tonumber(x) or 0) * 100 + 0.5))
+end
+
+--- bielik.showStats as lines of text.
+function M.format_stats(report, uri)
+  local lines = { ('Bielik statistics — model %s%s'):format(tostring(report.state),
+    (report.error and report.error ~= vim.NIL) and (' (error: ' .. tostring(report.error) .. ')') or '') }
+  local function block(title, c)
+    if type(c) ~= 'table' then
+      return
+    end
+    table.insert(lines, '')
+    table.insert(lines, title)
+    table.insert(lines, ('  requests %d, suggestions %d (cache hits %d), superseded %d'):format(
+      c.requests or 0, c.suggestions or 0, c.cache_hits or 0, c.superseded or 0))
+    table.insert(lines, ('  generated %d tokens, prefilled %d of %d prompt tokens'):format(
+      c.generated_tokens or 0, c.prefilled_tokens or 0, c.prompt_tokens or 0))
+    table.insert(lines, ('  drafted %d, accepted %d (acceptance %s), %.1f tokens/s'):format(
+      c.drafted or 0, c.accepted or 0, pct(c.acceptance_rate), tonumber(c.tokens_per_second) or 0))
+    if c.speculation then
+      table.insert(lines, ('  speculation %s (%s), drafter %s: %s'):format(c.speculation, c.source or 'default',
+        c.drafter ~= '' and c.drafter or '-', c.reason ~= '' and c.reason or '-'))
+      if type(c.policy_reasons) == 'table' and #c.policy_reasons > 0 then
+        table.insert(lines, '  policy: ' .. table.concat(c.policy_reasons, '; '))
+      end
+    end
+  end
+  local files = type(report.files) == 'table' and report.files or {}
+  if uri then
+    block('This file (' .. uri .. ')', files[uri] or {})
+  else
+    for u, c in pairs(files) do
+      block(u, c)
+    end
+  end
+  block('Session', report.session)
+  return lines
+end
+
+--- :BielikStats: statistics for this file and the session in a scratch buffer.
+function M.stats(opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local client = require_client(bufnr)
+  if not client then
+    return nil
+  end
+  local uri = vim.uri_from_bufnr(bufnr)
+  return execute(client, bufnr, COMMANDS.stats, { uri = uri }, function(report)
+    M.state.last_stats = report
+    if opts.on_done then
+      opts.on_done(report)
+      if opts.quiet then
+        return
+      end
+    end
+    local lines = M.format_stats(report, uri)
+    vim.list_extend(lines, { '', 'Raw:' })
+    vim.list_extend(lines, vim.split(vim.inspect(report), '\n'))
+    vim.cmd('botright new')
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = 'nofile', 'wipe', false
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    pcall(vim.api.nvim_buf_set_name, buf, 'bielik://stats')
+  end)
+end
+
+--- Statusline component: '' when the buffer has no bielik server, else e.g.
+--- "Bielik ready spec:auto 62% 14.2t/s" (see :help bielik-statusline).
+function M.statusline(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if #M.clients(bufnr) == 0 then
+    return ''
+  end
+  local state = M.state.model or 'starting'
+  local parts = { 'Bielik' }
+  if state ~= 'ready' then
+    table.insert(parts, state)
+  else
+    local f = M.state.files[vim.uri_from_bufnr(bufnr)] or {}
+    table.insert(parts, 'spec:' .. (f.speculation or 'auto'))
+    if (tonumber(f.acceptanceRate) or 0) > 0 then
+      table.insert(parts, pct(f.acceptanceRate))
+    end
+    if (tonumber(f.tokensPerSecond) or 0) > 0 then
+      table.insert(parts, ('%.1ft/s'):format(f.tokensPerSecond))
+    end
+  end
+  if vim.b[bufnr].bielik_ghost_off then
+    table.insert(parts, '(ghost off)')
+  end
+  return table.concat(parts, ' ')
+end
+
+--- The per-file state the last bielik/status gave (speculation, reason, acceptanceRate, ...).
+function M.file_status(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return M.state.files[vim.uri_from_bufnr(bufnr)]
+end
+
+local group = vim.api.nvim_create_augroup('bielik', { clear = true })
+
+function M._autocmds()
+  vim.api.nvim_clear_autocmds({ group = group })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = M.config.filetypes,
+    callback = function(ev)
+      M.attach(ev.buf)
+    end,
+  })
+end
+
+return M

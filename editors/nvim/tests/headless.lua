@@ -1,0 +1,267 @@
+-- Headless end-to-end test: real Neovim 0.12 + bielik.nvim + the real bielik-lsp server.
+--
+--   nvim --headless -u NONE -i NONE -n -c 'luafile editors/nvim/tests/headless.lua'
+--
+-- (run from the repository root). The plugin is installed the plain packpath way (a pack/*/opt
+-- link to editors/nvim, then :packadd). Environment: BIELIK_LSP_PYTHON (python with the server, default
+-- .venv/bin/python), BIELIK_READY_TIMEOUT_MS. Exits 0 when every step passes, 1 otherwise; each
+-- step prints "ok - ..." or "not ok - ..." on stderr.
+--
+-- Steps run in a coroutine that yields to the event loop between checks, so typed keys (feedkeys)
+-- are processed by Neovim's main loop exactly as a user's would be.
+
+local root = vim.fn.getcwd()
+local python = os.getenv('BIELIK_LSP_PYTHON')
+if not python or python == '' then
+  python = root .. '/.venv/bin/python'
+end
+local READY_MS = tonumber(os.getenv('BIELIK_READY_TIMEOUT_MS') or '') or 300000
+local TEXT = {
+  'W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.',
+  '',
+  'W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów',
+}
+
+local function log(msg)
+  io.stderr:write(msg .. '\n')
+end
+
+local failures, done = 0, false
+
+local function finish()
+  if done then
+    return
+  end
+  done = true
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    c:stop(true)
+  end
+  log(failures == 0 and 'BIELIK-NVIM: all passed' or ('BIELIK-NVIM: %d failed'):format(failures))
+  vim.defer_fn(function()
+    os.exit(failures == 0 and 0 or 1)
+  end, 200)
+end
+
+local co
+local function resume()
+  if co and coroutine.status(co) == 'suspended' then
+    local ok, err = coroutine.resume(co)
+    if not ok then
+      failures = failures + 1
+      log('not ok - crashed: ' .. tostring(err) .. '\n' .. debug.traceback(co))
+      finish()
+    end
+  end
+end
+
+--- Yield to the event loop until cond() is true; error after ms.
+local function wait_for(what, ms, cond)
+  local deadline = vim.uv.now() + ms
+  while true do
+    local ok, value = pcall(cond)
+    if ok and value then
+      return value
+    end
+    if vim.uv.now() > deadline then
+      error(('timed out after %d ms waiting for %s'):format(ms, what), 2)
+    end
+    vim.defer_fn(resume, 50)
+    coroutine.yield()
+  end
+end
+
+local function step(name, fn)
+  local t0 = vim.uv.now()
+  local ok, err = pcall(fn)
+  if ok then
+    log(('ok - %s (%.1f s)'):format(name, (vim.uv.now() - t0) / 1000))
+  else
+    failures = failures + 1
+    log('not ok - ' .. name .. ': ' .. tostring(err))
+  end
+  return ok
+end
+
+local function check(cond, msg)
+  if not cond then
+    error(msg, 2)
+  end
+end
+
+local function feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'm', false)
+end
+
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+end
+
+local function ghost_text(buf)
+  local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion']
+  if not ns then
+    return nil
+  end
+  local parts = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    for _, chunk in ipairs(mark[4].virt_text or {}) do
+      table.insert(parts, chunk[1])
+    end
+  end
+  return #parts > 0 and table.concat(parts) or nil
+end
+
+local function main()
+  local pack = vim.fn.tempname()
+  vim.fn.mkdir(pack .. '/pack/bielik/opt', 'p')
+  vim.uv.fs_symlink(root .. '/editors/nvim', pack .. '/pack/bielik/opt/bielik.nvim')
+  vim.opt.packpath:prepend(pack)
+  vim.cmd('filetype on')
+  vim.cmd('packadd bielik.nvim')
+  local bielik = require('bielik')
+  vim.env.PYTHONPATH = root
+  local buf, uri
+
+  step('setup{} and the server starts for a markdown buffer', function()
+    check(bielik.has_ghost_text(), 'this Neovim has vim.lsp.inline_completion')
+    bielik.setup({
+      cmd = { python, '-m', 'lsp_server.cli', 'serve' },
+      inline_max_tokens = 12,
+      continue_max_tokens = 12,
+      debounce_ms = 0,
+      time_budget_ms = 15000,
+      settings = { drafter = 'lookup' },
+    })
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir, 'p')
+    vim.cmd.edit(dir .. '/tekst.md')
+    buf = vim.api.nvim_get_current_buf()
+    uri = vim.uri_from_bufnr(buf)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, TEXT)
+    check(vim.bo[buf].filetype == 'markdown', 'filetype markdown, got ' .. vim.bo[buf].filetype)
+    wait_for('the client to attach', 20000, function()
+      return #bielik.clients(buf) == 1
+    end)
+    local client = bielik.clients(buf)[1]
+    check(client.config.init_options.inline_max_tokens == 12, 'init_options carry setup{} settings')
+    wait_for('bielik/status ready', READY_MS, function()
+      return bielik.state.model == 'ready' or bielik.state.model == 'error'
+    end)
+    check(bielik.state.model == 'ready', 'model state: ' .. tostring(bielik.state.model) .. ' ' .. tostring(bielik.state.message))
+    check(vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text enabled for the buffer')
+    check(bielik.statusline(buf):match('^Bielik'), 'statusline: ' .. bielik.statusline(buf))
+  end)
+  if failures > 0 then
+    return finish()
+  end
+
+  local ghost
+  step('ghost text appears while typing at the end of the text', function()
+    vim.api.nvim_win_set_cursor(0, { #TEXT, #TEXT[#TEXT] })
+    feed('A')
+    wait_for('insert mode', 5000, function()
+      return vim.api.nvim_get_mode().mode == 'i'
+    end)
+    ghost = wait_for('ghost text', 60000, function()
+      return ghost_text(buf)
+    end)
+    log('# ghost text: ' .. vim.inspect(ghost))
+    check(vim.trim(ghost) ~= '', 'non-empty ghost text')
+    check(not ghost:find('\239\191\189', 1, true), 'no U+FFFD')
+    local f = bielik.file_status(buf)
+    check(f and f.speculation == 'auto', 'per-file status: ' .. vim.inspect(f))
+  end)
+
+  step('<Tab> accepts the ghost text', function()
+    check(ghost, 'a ghost text to accept')
+    local before = buffer_text(buf)
+    feed('<Tab>')
+    wait_for('the suggestion in the buffer', 5000, function()
+      return buffer_text(buf) ~= before
+    end)
+    local after = buffer_text(buf)
+    check(vim.startswith(after, before), 'text appended at the cursor')
+    local added = after:sub(#before + 1)
+    log('# accepted: ' .. vim.inspect(added))
+    check(added:sub(-#ghost) == ghost or added == ghost, ('accepted %q, ghost was %q'):format(added, ghost))
+    feed('<Esc>')
+    wait_for('normal mode', 5000, function()
+      return vim.api.nvim_get_mode().mode == 'n'
+    end)
+  end)
+
+  step(':BielikContinue streams edits into the buffer', function()
+    local before = buffer_text(buf)
+    local result
+    vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buf), 0 })
+    vim.cmd('normal! $')
+    bielik.continue({ max_tokens = 8, on_done = function(r)
+      result = r
+    end })
+    wait_for('continueDocument result', 60000, function()
+      return result
+    end)
+    log(('# continued: %s (%s)'):format(vim.inspect(result.text), result.stopReason))
+    check(buffer_text(buf) == before .. result.text,
+      ('buffer = before .. result.text; got tail %q'):format(buffer_text(buf):sub(#before - 20)))
+    check(result.text ~= '' or result.stopReason ~= 'edited', 'stop reason: ' .. result.stopReason)
+  end)
+
+  step(':BielikToggleSpeculation sets and cycles the file mode', function()
+    local r
+    vim.cmd('BielikToggleSpeculation off')
+    wait_for('toggle off', 10000, function()
+      local f = bielik.file_status(buf)
+      return f and f.speculation == 'off'
+    end)
+    check(bielik.statusline(buf):find('spec:off', 1, true), 'statusline: ' .. bielik.statusline(buf))
+    bielik.toggle_speculation(nil, { on_done = function(x)
+      r = x
+    end })
+    wait_for('toggle cycle', 10000, function()
+      return r
+    end)
+    check(r.speculation == 'on', 'off cycles to on, got ' .. tostring(r.speculation))
+    check(r.reason:find('on', 1, true), 'reason: ' .. r.reason)
+  end)
+
+  step(':BielikStats reports this file', function()
+    local report
+    bielik.stats({ quiet = true, on_done = function(x)
+      report = x
+    end })
+    wait_for('stats', 10000, function()
+      return report
+    end)
+    check(report.state == 'ready', 'state ready')
+    check((report.files[uri] or {}).requests >= 1, 'requests counted: ' .. vim.inspect(report.files[uri]))
+    check(report.config.inlineMaxTokens == 12, 'server got setup{} settings')
+    local lines = bielik.format_stats(report, uri)
+    check(lines[3]:find('This file', 1, true), 'formatted: ' .. vim.inspect(lines))
+    vim.cmd('BielikStats')
+    wait_for('stats window', 10000, function()
+      return vim.api.nvim_buf_get_name(0):find('bielik://stats', 1, true)
+    end)
+    vim.cmd('close')
+  end)
+
+  step(':BielikToggle turns ghost text off for this buffer only', function()
+    vim.cmd('BielikToggle')
+    check(not vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text off')
+    check(bielik.statusline(buf):find('ghost off', 1, true), 'statusline: ' .. bielik.statusline(buf))
+    vim.cmd('BielikToggle')
+    check(vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text on again')
+  end)
+
+  finish()
+end
+
+vim.defer_fn(function()
+  if not done then
+    failures = failures + 1
+    log('not ok - the whole test timed out')
+    finish()
+  end
+end, READY_MS + 180000)
+
+co = coroutine.create(main)
+vim.schedule(resume)
