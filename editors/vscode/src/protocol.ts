@@ -28,11 +28,8 @@ export interface Position {
   character: number;
 }
 
-/** `bielik/status` as the server sends it (per-file fields only when `uri` is present). */
-export interface StatusPayload {
-  state: 'loading' | 'ready' | 'error' | string;
-  message: string;
-  uri?: string;
+/** The per-file part of `bielik/status`: speculation mode, the policy's reasons, last speed. */
+export interface FileStatus {
   speculation?: SpeculationMode;
   speculationSource?: string;
   drafter?: string;
@@ -41,6 +38,13 @@ export interface StatusPayload {
   acceptanceRate?: number;
   tokensPerSecond?: number;
   prefilledTokens?: number;
+}
+
+/** `bielik/status` as the server sends it (per-file fields only when `uri` is present). */
+export interface StatusPayload extends FileStatus {
+  state: 'loading' | 'ready' | 'error' | string;
+  message: string;
+  uri?: string;
 }
 
 export interface ToggleResult {

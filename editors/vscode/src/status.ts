@@ -2,18 +2,7 @@
  * The status bar's model: the last `bielik/status` for the server and for each file, rendered
  * to the item's text and tooltip. Pure logic; extension.ts puts the result on a StatusBarItem.
  */
-import { SpeculationMode, StatusPayload } from './protocol';
-
-export interface FileStatus {
-  speculation?: SpeculationMode;
-  speculationSource?: string;
-  drafter?: string;
-  reason?: string;
-  policyReasons?: string[];
-  acceptanceRate?: number;
-  tokensPerSecond?: number;
-  prefilledTokens?: number;
-}
+import { FileStatus, SpeculationMode, StatusPayload } from './protocol';
 
 export interface Rendered {
   text: string;
