@@ -92,11 +92,14 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
     print(f"target     {settings.target}")
     print(f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}")
     if load:
-        from .models import load_model
+        from .pipeline import Pipeline
 
-        for role, spec in (("target", settings.target), ("drafter", settings.drafter_model)):
-            m = load_model(spec, dtype=settings.dtype, progress=progress)
-            print(f"{role:<10} loaded from {m.source}: {m.path}")
+        pipe = Pipeline.load(settings, progress=progress)
+        for role, m in (("target", pipe.target), ("drafter", pipe.drafter_model)):
+            if m is not None:
+                print(f"{role:<10} loaded from {m.source}: {m.path}")
+        print(f"drafters   {', '.join(sorted(pipe.drafters))}")
+        print(f"costs      {pipe.costs.describe()}")
     for p in problems:
         print(f"WARNING    {p}")
     return 1 if problems else 0

@@ -61,9 +61,10 @@ class Pipeline:
     def costs(self) -> Costs:
         """Speculation costs on this machine, measured once (about a second) on first use."""
         if self._costs is None:
-            drafter = self.drafters.get("model")
-            probe = self.engine.encode("Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy.")
-            self._costs = measure_costs(self.engine.runner, probe, getattr(drafter, "runner", None))
+            text = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
+            runner = getattr(self.drafters.get("model"), "runner", None)
+            drafter_ids = self.drafter_model.tokenizer.encode(text) if runner is not None else None
+            self._costs = measure_costs(self.engine.runner, self.engine.encode(text), runner, drafter_ids)
         return self._costs
 
     def policy(self, mode: str | None = None, k: int | None = None, *, text: str = "",

@@ -69,14 +69,17 @@ def _time_pass(runner: ModelRunner, n: int, reps: int) -> float:
 
 
 def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | None = None,
-                  reps: int = 2) -> Costs:
-    """Time target passes of PROBE_SIZES tokens on a warm cache (and one drafter step)."""
+                  drafter_ids: list[int] | None = None, reps: int = 2) -> Costs:
+    """Time target passes of PROBE_SIZES tokens on a warm cache (and one drafter step).
+
+    `drafter_ids` is the probe in the drafter's own vocabulary (it may differ from the target's).
+    """
     target.sync(ids)
     _time_pass(target, 1, 1)  # warm-up
     times = {n: _time_pass(target, n, reps) for n in PROBE_SIZES}
     ratio = 0.0
     if drafter is not None:
-        drafter.sync(ids[: min(len(ids), 8)])
+        drafter.sync(drafter_ids or ids)
         _time_pass(drafter, 1, 1)
         ratio = _time_pass(drafter, 1, reps) / times[1]
     return Costs({n: t / times[1] for n, t in times.items()}, times[1], ratio)

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--json", action="store_true", help="print one JSON object (text, token_ids, stats)")
     cont.add_argument("--quiet", action="store_true", help="no progress bars")
     doctor = sub.add_parser("doctor", help="show BLAS, device and models; exit 1 on problems")
-    doctor.add_argument("--load", action="store_true", help="also load (and convert) the models")
+    doctor.add_argument("--load", action="store_true", help="also load (and convert) the models and measure speculation costs")
     bench = sub.add_parser("bench", help="every drafter against plain decoding on the bundled corpus; "
                                          "writes OUT/benchmarks.md, OUT/bench/*.png and OUT/bench/raw.json")
     bench.add_argument("--quick", action="store_true", help="tiny subset (CI smoke)")

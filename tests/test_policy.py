@@ -98,3 +98,15 @@ def test_auto_output_equals_plain(tiny_gemma, text):
     plain = run(engine, text, AutoPolicy({}, COSTS, None, override="off"), 30)
     auto = run(engine, text, AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(text)), 30)
     assert auto[0] == plain[0] and auto[2].reasons
+
+
+@pytest.mark.slow
+def test_pipeline_measures_costs_with_a_cross_tokenizer_drafter(gemma, smollm):
+    """The drafter's step is timed on its own tokens (target ids would index past its vocab)."""
+    from decoder.config import Settings
+    from decoder.pipeline import Pipeline
+
+    pipe = Pipeline(Settings(), gemma, Engine(gemma.model, gemma.tokenizer))
+    pipe.attach_drafter_model(smollm)
+    costs = pipe.costs
+    assert costs.drafter_ratio > 0 and set(costs.verify) == {1, 2, 3, 5, 9}
