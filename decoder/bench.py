@@ -122,9 +122,21 @@ def model_drafters(pipe, drafter_model) -> tuple[dict[str, Drafter], dict[str, s
     return drafters, missing
 
 
+def share_runner(drafters: list[Drafter]) -> None:
+    """One drafter-model cache for all translation modes (and auto's), so the prompt is prefilled once.
+
+    Safe because a runner is keyed by the exact ids it holds and every drafter resyncs it on
+    each call; runs are sequential, so no two drafters use it at the same time.
+    """
+    runners = [d for d in drafters if hasattr(d, "runner")]
+    for d in runners[1:]:
+        d.runner = runners[0].runner
+
+
 def build_conditions(pipe, drafter_model, ks: tuple[int, ...]) -> tuple[list[Condition], dict[str, str]]:
     """Baseline first (every other condition is compared with it), then fixed drafters per k, then auto."""
     fixed, missing = model_drafters(pipe, drafter_model)
+    share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
     conds = [Condition("baseline", "baseline", 0)]
     for family, drafter in fixed.items():
@@ -142,25 +154,6 @@ def policy_for(pipe, cond: Condition, text: str) -> Policy:
 
 
 # ---------------------------------------------------------------- runs
-
-def prime_costs(pipe) -> str:
-    """Measure the auto policy's costs, each model on ids of its own vocabulary.
-
-    `Pipeline.costs` syncs the drafter's runner with *target* ids, which crashes a drafter with
-    another vocabulary (ids past its embedding table); until that is fixed there, measure here.
-    """
-    from .policy import Costs, measure_costs
-
-    drafter = pipe.drafters.get("model")
-    vocab = getattr(drafter, "vocab", None)
-    if vocab is None:
-        return pipe.costs.describe()
-    text = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
-    target = measure_costs(pipe.engine.runner, pipe.engine.encode(text))
-    own = measure_costs(drafter.runner, vocab.encode_prompt(text))
-    pipe._costs = Costs(target.verify, target.step_seconds, own.step_seconds / target.step_seconds)
-    return pipe._costs.describe()
-
 
 def warm(drafters: list[Drafter], prompt: list[int], text: str) -> float:
     """Prefill each drafter's own cache with the prompt (timed apart, like the target's prefill)."""
@@ -276,7 +269,7 @@ def break_even(acc: list[float], tps: list[float], base_tps: list[float], seed: 
     point = (b.mean() - intercept) / slope if slope > 0 else None
     ci = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws else (None, None)
     return {"n": len(a), "intercept": intercept, "slope": slope, "break_even": point, "ci": ci,
-            "no_slope": flat / BOOTSTRAP}
+            "no_slope": flat / BOOTSTRAP, "base_tps": float(b.mean())}
 
 
 def main_grid(records: list[dict], k: int) -> list[dict]:
@@ -295,9 +288,14 @@ def of(records: list[dict], family: str, label: str | None = None) -> list[dict]
     return [r for r in records if r["family"] == family and (label is None or r["label"] == label)]
 
 
+def drafting(recs: list[dict]) -> list[dict]:
+    """Runs that drafted anything: acceptance is undefined for the others (auto on prose, no lookup match)."""
+    return [r for r in recs if r["stats"]["drafted"]]
+
+
 def pooled_acceptance(recs: list[dict]) -> float:
     drafted = sum(r["stats"]["drafted"] for r in recs)
-    return sum(r["stats"]["accepted"] for r in recs) / drafted if drafted else 0.0
+    return sum(r["stats"]["accepted"] for r in recs) / drafted if drafted else float("nan")
 
 
 def summary_row(recs: list[dict]) -> dict:
@@ -308,7 +306,7 @@ def summary_row(recs: list[dict]) -> dict:
     return {
         "n": len(recs),
         "identical": sum(r["identical"] for r in recs) / len(recs),
-        "acceptance": float(np.mean([r["stats"]["acceptance_rate"] for r in recs])),
+        "acceptance": float(np.mean([r["stats"]["acceptance_rate"] for r in drafting(recs)] or [np.nan])),
         "acceptance_pooled": pooled_acceptance(recs),
         "accepted_per_cycle": float(np.mean([r["stats"]["accepted_per_cycle"] for r in recs])),
         "tps": float(np.mean([r["stats"]["tokens_per_second"] for r in recs])),
@@ -327,9 +325,8 @@ def bucket_table(recs: list[dict]) -> dict[str, dict[int, tuple[float, int]]]:
         if fam == "baseline":
             continue
         groups: dict[int, list[float]] = {}
-        for r in of(recs, fam):
-            if r["stats"]["drafted"]:
-                groups.setdefault(min(int(r["stats"]["acceptance_rate"] * 10), 9), []).append(r["speedup"])
+        for r in drafting(of(recs, fam)):
+            groups.setdefault(min(int(r["stats"]["acceptance_rate"] * 10), 9), []).append(r["speedup"])
         out[fam] = {b: (float(np.mean(v)), len(v)) for b, v in sorted(groups.items())}
     return out
 
@@ -358,15 +355,15 @@ def measured_costs(records: list[dict]) -> dict:
 
 
 def cost_model_speedup(recs: list[dict], r: float, beta: float) -> float:
-    """Speedup under the linear cost model: cycles cost 1 + (r + β)·drafted target steps, emit 1 + accepted.
+    """Speedup under the linear cost model, in target steps, summed over a condition's cycles.
 
-    Summed over a condition's cycles: S = (C + A) / (C + (r + β)·D), so S > 1 exactly when the
-    acceptance A/D exceeds r + β (the break-even acceptance of this model, for every k).
+    C cycles, D drafted target tokens, A accepted, K drafter steps: verifying costs C + β·D,
+    drafting r·K, and the cycles commit C + A tokens. S = (C + A) / (C + β·D + r·K); when every
+    drafter step yields one target token (K = D) it pays exactly when A/D exceeds r + β.
     """
-    c = sum(x["stats"]["cycles"] for x in recs)
-    a = sum(x["stats"]["accepted"] for x in recs)
-    d = sum(x["stats"]["drafted"] for x in recs)
-    return (c + a) / (c + (r + beta) * d) if c else float("nan")
+    c, a, d = (sum(x["stats"][f] for x in recs) for f in ("cycles", "accepted", "drafted"))
+    k = sum(x["draft_steps"] for x in recs)
+    return (c + a) / (c + beta * d + r * k) if c else float("nan")
 
 
 def disparity(recs: list[dict], fam: str) -> dict:
@@ -377,7 +374,7 @@ def disparity(recs: list[dict], fam: str) -> dict:
     """
     by_type = {lab: of(recs, fam, lab) for lab in LABELS if of(recs, fam, lab)}
     speed = {lab: float(np.mean([r["speedup"] for r in v])) for lab, v in by_type.items()}
-    acc = {lab: pooled_acceptance(v) for lab, v in by_type.items()}
+    acc = {lab: a for lab, v in by_type.items() if not np.isnan(a := pooled_acceptance(v))}
     best = max(acc.values(), default=0.0)
     return {"speedup": speed, "acceptance": acc,
             "spread": max(speed.values()) - min(speed.values()) if speed else float("nan"),
@@ -395,9 +392,9 @@ def analyse(records: list[dict], k: int) -> dict:
         "summary": {f: summary_row(of(grid, f)) for f in families(grid)},
         "by_type": {f: {lab: summary_row(of(grid, f, lab)) for lab in LABELS if of(grid, f, lab)} for f in families(grid)},
         "mismatches": [{k: r[k] for k in ("excerpt", "condition", "mismatch_at")} for r in records if not r["identical"]],
-        "break_even": {f: break_even([r["stats"]["acceptance_rate"] for r in of(grid, f)],
-                                     [r["stats"]["tokens_per_second"] for r in of(grid, f)],
-                                     [base_tps[r["excerpt"]] for r in of(grid, f)]) for f in spec},
+        "break_even": {f: break_even([r["stats"]["acceptance_rate"] for r in drafting(of(grid, f))],
+                                     [r["stats"]["tokens_per_second"] for r in drafting(of(grid, f))],
+                                     [base_tps[r["excerpt"]] for r in drafting(of(grid, f))]) for f in spec},
         "buckets": bucket_table(grid),
         "costs": costs,
         "disparity": {f: disparity(grid, f) for f in spec},
@@ -469,7 +466,7 @@ def headline(a: dict) -> str:
 
 
 def split_table(a: dict) -> str:
-    rows = [[f] + [f"{s['time_split'][p]:.0%}" for p in ("draft", "translate", "verify", "other")]
+    rows = [[f] + [f"{s['time_split'][p]:.1%}" for p in ("draft", "translate", "verify", "other")]
             for f, s in a["summary"].items()]
     return table(["condition", "draft", "translate", "verify", "other"], rows)
 
@@ -511,7 +508,7 @@ def disparity_md(a: dict) -> str:
 
 def sweep_md(a: dict) -> str:
     ks = sorted({k for v in a["sweep"].values() for k in v})
-    rows = [[f] + [f"{v[k]['speedup_median']:.2f} / {v[k]['acceptance']:.0%}" if k in v else "" for k in ks]
+    rows = [[f] + [f"{v[k]['speedup_median']:.2f} / {fmt(v[k]['acceptance'], '.0%')}" if k in v else "" for k in ks]
             for f, v in a["sweep"].items()]
     n = max((x["n"] for v in a["sweep"].values() for x in v.values()), default=0)
     return table(["condition"] + [f"k={k}" for k in ks], rows) + f"\n\nCells: median speedup / pooled acceptance over {n} excerpts."
@@ -532,6 +529,12 @@ def mismatch_md(a: dict, n_runs: int) -> str:
     return f"**{len(rows)} of {n_runs} runs differ from the baseline:**\n\n" + table(["excerpt", "condition", "first differing token"], rows)
 
 
+def default_grid() -> str:
+    d = BenchConfig()
+    return (f"{d.per_class} excerpts per type, {d.max_tokens} tokens, k={d.k}, k sweep on {d.sweep_n} "
+            f"(sized for about 45 minutes on an idle 2-core machine)")
+
+
 def report(meta: dict, a: dict, n_runs: int) -> str:
     missing = "".join(f"\n- `{f}`: not available: {why}" for f, why in meta["unavailable"].items())
     return f"""# Benchmarks
@@ -545,9 +548,12 @@ generated tokens per run; fixed conditions at k={meta['k']} on all {meta['n_exce
 ({meta['per_type']}); k sweep {meta['sweep_ks']} on {meta['sweep_n']} of them (round-robin over the types);
 `auto` with k ≤ {meta['auto_k']}. All conditions of an excerpt run back to back, baseline first; the
 target's cache is reset per excerpt, so its prefill is measured once (baseline), and drafters prefill
-the prompt untimed before each run (column "drafter prefill s"). Decode tokens/s excludes prefill; speedup
+the prompt untimed before each run (column "drafter prefill s"; the translation modes share one drafter
+cache, so the first model condition of an excerpt pays it, the others resync). Acceptance = accepted /
+drafted target tokens, averaged over runs that drafted. Decode tokens/s excludes prefill; speedup
 is a run's decode tokens/s over the baseline's on the same excerpt. CIs: {BOOTSTRAP} bootstrap resamples
-of excerpts. Corpus: `polish/data/bench.jsonl` (provenance in `polish/data/SOURCES.md`). Raw per-run
+of excerpts. `bielik-lsp bench` with no options runs {default_grid()}.
+Corpus: `polish/data/bench.jsonl` (provenance in `polish/data/SOURCES.md`). Raw per-run
 records: [`bench/raw.json`](bench/raw.json).{missing and chr(10) + chr(10) + 'Conditions not run:' + missing}
 
 ## Headline (main grid, k={meta['k']})
@@ -564,7 +570,11 @@ records: [`bench/raw.json`](bench/raw.json).{missing and chr(10) + chr(10) + 'Co
 
 ## Break-even acceptance (OLS of decode tokens/s on acceptance, per excerpt)
 
-Break-even: the acceptance at which the fitted tokens/s equals the baseline's mean tokens/s.
+Break-even: the acceptance at which the fitted tokens/s equals the baseline's mean tokens/s (on the
+same excerpts). Runs that drafted nothing (auto on prose, lookup with no match) have no acceptance
+and are left out of the fit and of the plot. A break-even outside 0–100% is an extrapolation: the
+fitted line beats the baseline even at zero acceptance (below 0%), or stays under it at any
+reachable acceptance (above 100%), because the drafter's cost outweighs what it saves.
 
 {break_even_table(a)}
 
@@ -581,7 +591,7 @@ Break-even: the acceptance at which the fitted tokens/s equals the baseline's me
 ## Content types
 
 Spread: mean speedup of the fastest type minus the slowest. Unfairness U: mean over types of
-(α_best − α_type)², α = pooled acceptance (divergence 1 − α; its excess over the best type, squared,
+(α_best − α_type)² over the types where it drafted, α = pooled acceptance (divergence 1 − α; its excess over the best type, squared,
 averaged) — our acceptance-based equivalent of the mean squared excess divergence over the best type.
 
 {disparity_md(a)}
@@ -596,13 +606,15 @@ averaged) — our acceptance-based equivalent of the mean squared excess diverge
 
 ## PREDICTION (a model, not a measurement): Bielik-11B 8-bit + Qwen2.5-1.5B 4-bit on an M2 Pro
 
-Cost model, in target steps: a cycle that drafts d tokens costs 1 + β·d to verify (d+1 tokens in one
-pass) plus r·d to draft, and commits 1 + (accepted) tokens. Summed over a condition's cycles
-(C cycles, D drafted, A accepted): **S = (C + A) / (C + (r + β)·D)**, so speculation pays exactly when
-the acceptance A/D exceeds **r + β** (for every k). With the paper's fit for that deployment,
+Cost model, in target steps: a cycle that drafts d target tokens costs 1 + β·d to verify (d+1 tokens
+in one pass) plus r per drafter step, and commits 1 + (accepted) tokens. Summed over a condition's
+cycles (C cycles, D drafted target tokens, A accepted, K drafter steps):
+**S = (C + A) / (C + β·D + r·K)**. When every drafter step yields one target token (K = D), speculation
+pays exactly when the acceptance A/D exceeds **r + β**, for every k; a translation that holds tokens
+back (K > D) pays r for them without a chance of acceptance. With the paper's fit for that deployment,
 r = {PAPER_R} (Qwen2.5-1.5B 4-bit per token over Bielik-11B 8-bit per token) and β = {PAPER_BETA}, the
 break-even is {PAPER_R + PAPER_BETA:.1%} for a model drafter and {PAPER_BETA:.0%} for lookup (r = 0).
-We feed it our measured C, A, D. This assumes Qwen2.5-1.5B accepts like SmolLM2-135M does here (it is
+We feed it our measured C, A, D, K. This assumes Qwen2.5-1.5B accepts like SmolLM2-135M does here (it is
 a larger, Polish-capable model, so its real acceptance is likely higher) and the paper's costs; it is
 not a measurement of Bielik. The "same model, our r and β" column applies the formula with this
 machine's measured costs, next to the speedup measured here, as a check of the model itself.
@@ -640,13 +652,17 @@ def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
     rows = max(1, -(-len(fams) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.3 * rows), squeeze=False, sharey=True)
     for ax, fam in zip(axes.flat, fams):
-        recs = of(grid, fam)
+        recs = drafting(of(grid, fam))
         for lab, colour in zip(LABELS, ("tab:blue", "tab:orange", "tab:green")):
             pts = [(r["stats"]["acceptance_rate"], r["speedup"]) for r in recs if r["label"] == lab]
             if pts:
                 ax.scatter(*zip(*pts), s=12, color=colour, label=lab, alpha=0.7)
         ax.axhline(1.0, color="grey", lw=0.8)
-        be = a["break_even"][fam]["break_even"]
+        fit = a["break_even"][fam]
+        if fit["slope"] is not None:
+            xs = np.linspace(0, 1, 11)
+            ax.plot(xs, (fit["intercept"] + fit["slope"] * xs) / fit["base_tps"], color="black", lw=0.8, label="OLS fit")
+        be = fit["break_even"]
         if be is not None and 0 <= be <= 1:
             ax.axvline(be, color="red", ls="--", lw=1, label=f"break-even {be:.0%}")
         ax.set_title(fam, fontsize=9)
@@ -742,7 +758,7 @@ def run_bench(settings: Settings, cfg: BenchConfig, *, progress: bool = True, no
     conds, missing = build_conditions(pipe, drafter_model, tuple(sorted({*cfg.sweep_ks, cfg.k})))
     missing = {f: why or m for f, m in missing.items()}
     excerpts = select(load_corpus(), cfg.per_class)
-    probe = prime_costs(pipe)
+    probe = pipe.costs.describe()
     records = run_all(pipe, conds, excerpts, cfg, progress)
     counts = {lab: sum(e.label == lab for e in excerpts) for lab in LABELS}
     meta = {"command": cfg.command, "date": datetime.date.today().isoformat(), "machine": machine(),

@@ -8,6 +8,7 @@ Three inputs (issue: polish/ and the speculation policy):
   tokens per cycle with Leviathan et al.'s (1 - a^(k+1)) / (1 - a).
 A cycle speculates only when the expected speedup beats plain decoding by a margin, and a run
 of cycles that accept at most one token switches speculation off for a while, then probes again.
+Confident prose speculates only while the model is copying earlier text (a long lookup match).
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ from .stats import RunStats
 
 PROBE_SIZES = (1, 2, 3, 5, 9)
 MARGIN = 1.05  # expected speedup needed to speculate: the cost model is measured, not exact
-PROSE_CONFIDENCE = 0.75  # above this, prose is left to plain decoding (unless the user says on)
-LOOKUP_PRIOR = {1: 0.25, 2: 0.45, 3: 0.6, 5: 0.75}  # acceptance before evidence, by match length
+PROSE_CONFIDENCE = 0.75  # above this, prose only speculates when the text is being copied
+PROSE_MIN_MATCH = 4  # tokens of context repeating earlier text: the model is copying, even in prose
+# Acceptance before evidence, by lookup match length (structured text, then confident prose).
+LOOKUP_PRIOR = {1: 0.35, 2: 0.5, 3: 0.65, 5: 0.8}
+PROSE_PRIOR = {1: 0.1, 2: 0.2, 3: 0.35, 5: 0.6}
+MODEL_PRIOR = 0.3  # a drafter on another tokenizer must earn its cost before it is used much
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,11 @@ def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | No
         drafter.sync(drafter_ids or ids)
         _time_pass(drafter, 1, 1)
         ratio = _time_pass(drafter, 1, reps) / times[1]
-    return Costs({n: t / times[1] for n, t in times.items()}, times[1], ratio)
+    # Timing noise can make a larger pass look cheaper than a smaller one; costs never fall.
+    ratios, floor = {}, 1.0
+    for n in PROBE_SIZES:
+        floor = ratios[n] = max(floor, times[n] / times[1])
+    return Costs(ratios, times[1], ratio)
 
 
 def expected_tokens(alpha: float, k: int) -> float:
@@ -150,9 +159,15 @@ class AutoPolicy:
         self._poor = 0  # consecutive drafted cycles with at most one token accepted
         self._paused_until = 0  # generated-token count until which speculation is off
 
+    @property
+    def _prose(self) -> bool:
+        return bool(self.content and self.content.label == "prose"
+                    and self.content.confidence >= PROSE_CONFIDENCE and self.override != "on")
+
     def _estimate(self, key: tuple[str, int]) -> Acceptance:
         if key not in self.acceptance:
-            self.acceptance[key] = Acceptance(LOOKUP_PRIOR.get(key[1], 0.5))
+            priors = PROSE_PRIOR if self._prose else LOOKUP_PRIOR
+            self.acceptance[key] = Acceptance(priors[key[1]] if key[0] == "lookup" else MODEL_PRIOR)
         return self.acceptance[key]
 
     def _learn(self, stats: RunStats) -> None:
@@ -163,7 +178,8 @@ class AutoPolicy:
         if cycle.drafted == 0:
             return
         self._estimate(last).update(cycle.drafted, cycle.accepted)
-        self._poor = self._poor + 1 if cycle.accepted <= 1 else 0
+        poor = cycle.accepted <= 1 and cycle.accepted < cycle.drafted
+        self._poor = self._poor + 1 if poor else 0
         if self._poor >= self.fallback_cycles and self.override != "on":
             self._paused_until = stats.generated_tokens + self.fallback_tokens
             self._poor = 0
@@ -176,19 +192,18 @@ class AutoPolicy:
             return Choice(None, 0, f"fallback: {self.fallback_cycles} cycles with <=1 accepted; "
                                    f"plain decoding for {self.fallback_tokens} tokens")
         content = self.content.reason if self.content else "content unknown"
-        if (self.override != "on" and self.content and self.content.label == "prose"
-                and self.content.confidence >= PROSE_CONFIDENCE):
-            return Choice(None, 0, f"{content}: speculation off")
         options = []  # (expected speedup, k, drafter name, bucket)
         lookup = self.drafters.get("lookup")
         if isinstance(lookup, LookupDrafter):
             match, _ = lookup.match(ctx.ids)
+            if self._prose and match < PROSE_MIN_MATCH:
+                return Choice(None, 0, f"{content}: speculation off unless the text repeats")
             if match:
                 b = _bucket(match)
                 k, s = best_k(self._estimate(("lookup", b)).alpha, self.costs, 0.0,
                               min(self.k_max, match * lookup.tokens_per_match))
                 options.append((s, k, "lookup", b))
-        if "model" in self.drafters:
+        if "model" in self.drafters and not self._prose:
             k, s = best_k(self._estimate(("model", 0)).alpha, self.costs, self.costs.drafter_ratio, self.k_max)
             options.append((s, k, "model", 0))
         if not options:

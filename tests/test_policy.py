@@ -54,13 +54,15 @@ def cycle(drafted, accepted):
     return Cycle("lookup", drafted, drafted, accepted, accepted + 1, 0, 0, 0, 0)
 
 
-def test_prose_is_left_to_plain_decoding_unless_forced():
+def test_prose_is_left_to_plain_decoding_unless_copying_or_forced():
     lookup = LookupDrafter()
-    ctx = Context([1, 2, 3, 1, 2], PROSE, b"")
+    ctx = Context([1, 2, 3, 1, 2], PROSE, b"")  # a 2-token match: prose does not speculate on that
     auto = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(ctx, RunStats())
     assert auto.drafter is None and "prose" in auto.reason and "off" in auto.reason
     forced = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE), override="on").choose(ctx, RunStats())
     assert forced.drafter is lookup
+    copying = Context([1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5], PROSE, b"")  # the model repeats itself
+    assert AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(copying, RunStats()).drafter is lookup
 
 
 def test_structured_text_speculates_and_file_off_wins():
