@@ -5,7 +5,8 @@ Three inputs (issue: polish/ and the speculation policy):
 - a cost model measured on this machine: t(n)/t(1), the cost of verifying n tokens in one
   forward pass relative to one plain step, and the drafter's cost per token;
 - the running acceptance, per drafter (per match length for lookup), turned into expected
-  tokens per cycle with Leviathan et al.'s (1 - a^(k+1)) / (1 - a).
+  tokens per cycle: Leviathan et al.'s (1 - a^(k+1)) / (1 - a), generalised to one rate per
+  draft position because copied text is accepted in runs, not token by token.
 A cycle speculates only when the expected speedup beats plain decoding by a margin, and a run
 of cycles that accept at most one token switches speculation off for a while, then probes again.
 Confident prose speculates only while the model is copying earlier text (a long lookup match).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import mlx.core as mx
 
@@ -101,11 +103,15 @@ def expected_tokens(alpha: float, k: int) -> float:
     return (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
-def best_k(alpha: float, costs: Costs, drafter_ratio: float, k_max: int) -> tuple[int, float]:
-    """(k, expected speedup over plain decoding) maximising tokens per unit of time."""
+def best_k(expected: Callable[[int], float], costs: Costs, drafter_ratio: float,
+           k_max: int) -> tuple[int, float]:
+    """(k, expected speedup over plain decoding) maximising tokens per unit of time.
+
+    `expected(k)` is the expected number of tokens a cycle commits when k are drafted.
+    """
     best = (0, 1.0)
     for k in range(1, k_max + 1):
-        speedup = expected_tokens(alpha, k) / (costs.verify_ratio(k + 1) + k * drafter_ratio)
+        speedup = expected(k) / (costs.verify_ratio(k + 1) + k * drafter_ratio)
         if speedup > best[1]:
             best = (k, speedup)
     return best
@@ -113,24 +119,45 @@ def best_k(alpha: float, costs: Costs, drafter_ratio: float, k_max: int) -> tupl
 
 @dataclass
 class Acceptance:
-    """Running per-token acceptance: a Beta prior, updated per cycle, forgetting old cycles."""
+    """Running acceptance per draft position, each conditional on the positions before it.
+
+    Leviathan et al.'s formula assumes one i.i.d. rate; copied text breaks that (once a copy is
+    accepted for three tokens it usually goes on), so we keep a Beta-prior rate per position,
+    updated per cycle and forgetting old cycles. With equal rates this is exactly their formula.
+    """
 
     prior: float
     weight: float = 2.0
     decay: float = 0.9
-    hits: float = field(init=False)
-    misses: float = field(init=False)
+    size: int = 32
+    hits: list[float] = field(init=False)
+    trials: list[float] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.hits, self.misses = self.prior * self.weight, (1 - self.prior) * self.weight
+        self.hits, self.trials = [0.0] * self.size, [0.0] * self.size
 
     def update(self, drafted: int, accepted: int) -> None:
-        self.hits = self.hits * self.decay + accepted
-        self.misses = self.misses * self.decay + (1 if accepted < drafted else 0)
+        self.hits = [h * self.decay for h in self.hits]
+        self.trials = [t * self.decay for t in self.trials]
+        for j in range(min(drafted, accepted + 1, self.size)):  # positions the verifier reached
+            self.trials[j] += 1
+            self.hits[j] += j < accepted
+
+    def rate(self, j: int) -> float:
+        j = min(j, self.size - 1)
+        return (self.hits[j] + self.prior * self.weight) / (self.trials[j] + self.weight)
 
     @property
     def alpha(self) -> float:
-        return self.hits / (self.hits + self.misses)
+        """Acceptance of the first drafted token."""
+        return self.rate(0)
+
+    def expected_tokens(self, k: int) -> float:
+        total, survive = 1.0, 1.0
+        for j in range(k):
+            survive *= self.rate(j)
+            total += survive
+        return total
 
 
 def _bucket(match: int) -> int:
@@ -149,7 +176,8 @@ class AutoPolicy:
         override: str = "auto",  # per-file: auto | on | off
         k_max: int = 8,
         fallback_cycles: int = 3,
-        fallback_tokens: int = 16,
+        fallback_tokens: int = 16,  # pause after failing model drafts; lookup's misses cost
+        # only the extra verified positions, so its pause is a quarter of this
     ):
         self.drafters, self.costs, self.content = drafters, costs, content
         self.override, self.k_max = override, k_max
@@ -158,6 +186,7 @@ class AutoPolicy:
         self._last: tuple[str, int] | None = None  # (drafter, bucket) of the previous choice
         self._poor = 0  # consecutive drafted cycles with at most one token accepted
         self._paused_until = 0  # generated-token count until which speculation is off
+        self._pause = 0  # length of the current pause, for its reason
 
     @property
     def _prose(self) -> bool:
@@ -181,7 +210,8 @@ class AutoPolicy:
         poor = cycle.accepted <= 1 and cycle.accepted < cycle.drafted
         self._poor = self._poor + 1 if poor else 0
         if self._poor >= self.fallback_cycles and self.override != "on":
-            self._paused_until = stats.generated_tokens + self.fallback_tokens
+            self._pause = self.fallback_tokens if last[0] == "model" else max(2, self.fallback_tokens // 4)
+            self._paused_until = stats.generated_tokens + self._pause
             self._poor = 0
 
     def choose(self, ctx: Context, stats: RunStats) -> Choice:
@@ -190,7 +220,7 @@ class AutoPolicy:
             return Choice(None, 0, "speculation off for this file")
         if stats.generated_tokens < self._paused_until:
             return Choice(None, 0, f"fallback: {self.fallback_cycles} cycles with <=1 accepted; "
-                                   f"plain decoding for {self.fallback_tokens} tokens")
+                                   f"plain decoding for {self._pause} tokens")
         content = self.content.reason if self.content else "content unknown"
         options = []  # (expected speedup, k, drafter name, bucket)
         lookup = self.drafters.get("lookup")
@@ -200,11 +230,12 @@ class AutoPolicy:
                 return Choice(None, 0, f"{content}: speculation off unless the text repeats")
             if match:
                 b = _bucket(match)
-                k, s = best_k(self._estimate(("lookup", b)).alpha, self.costs, 0.0,
+                k, s = best_k(self._estimate(("lookup", b)).expected_tokens, self.costs, 0.0,
                               min(self.k_max, match * lookup.tokens_per_match))
                 options.append((s, k, "lookup", b))
         if "model" in self.drafters and not self._prose:
-            k, s = best_k(self._estimate(("model", 0)).alpha, self.costs, self.costs.drafter_ratio, self.k_max)
+            k, s = best_k(self._estimate(("model", 0)).expected_tokens, self.costs,
+                          self.costs.drafter_ratio, self.k_max)
             options.append((s, k, "model", 0))
         if not options:
             return Choice(None, 0, f"{content}: nothing to draft from")
