@@ -278,11 +278,16 @@ function M.cursor_position(bufnr, encoding)
   return { line = row - 1, character = character }
 end
 
+--- The buffer a command acts on, and its client (nil, after a warning, when none is attached).
+local function command_target(opts)
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  return bufnr, require_client(bufnr)
+end
+
 --- :BielikContinue [max_tokens]: write on at the cursor (streamed edits, stops on your typing).
 function M.continue(opts)
   opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local client = require_client(bufnr)
+  local bufnr, client = command_target(opts)
   if not client then
     return nil
   end
@@ -306,8 +311,7 @@ end
 --- :BielikToggleSpeculation [on|off|auto]: without an argument, cycles auto -> off -> on.
 function M.toggle_speculation(mode, opts)
   opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local client = require_client(bufnr)
+  local bufnr, client = command_target(opts)
   if not client then
     return nil
   end
@@ -370,8 +374,7 @@ end
 --- :BielikStats: statistics for this file and the session in a scratch buffer.
 function M.stats(opts)
   opts = opts or {}
-  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
-  local client = require_client(bufnr)
+  local bufnr, client = command_target(opts)
   if not client then
     return nil
   end
