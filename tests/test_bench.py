@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from decoder.bench import LABELS, bootstrap_ci, break_even, cost_model_speedup, load_corpus, select, sweep_subset
+from decoder.analysis import LABELS, bootstrap_ci, break_even, cost_model_speedup
+from decoder.bench import load_corpus, select, sweep_subset
 from lsp_server.cli import main
 
 
