@@ -21,14 +21,13 @@ from pathlib import Path
 
 from .analysis import LABELS, analyse
 from .report import plots, report
-from .config import Settings
+from .config import TRANSLATIONS, Settings
 from .drafter import Context, Drafter
 from .engine import PLAIN, FixedPolicy, Policy
 from .sampling import GREEDY, Keys
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "polish" / "data" / "bench.jsonl"
-TRANSLATIONS = ("none", "naive", "context", "anchored")
 SWEEP_KS = (1, 2, 3, 4, 6)
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 DRAFTERS = ("auto", "none", "lookup", "model")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/translator.py
-OVERRIDES = ("auto", "on", "off")  # per-file speculation switch
 
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
 PRESETS: dict[str, dict[str, str]] = {

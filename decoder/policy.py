@@ -96,13 +96,6 @@ def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | No
     return Costs(ratios, times[1], ratio)
 
 
-def expected_tokens(alpha: float, k: int) -> float:
-    """Tokens committed per cycle with k drafted, each accepted with probability alpha."""
-    if alpha >= 1:
-        return k + 1.0
-    return (1 - alpha ** (k + 1)) / (1 - alpha)
-
-
 def best_k(expected: Callable[[int], float], costs: Costs, drafter_ratio: float,
            k_max: int) -> tuple[int, float]:
     """(k, expected speedup over plain decoding) maximising tokens per unit of time.

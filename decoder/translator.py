@@ -19,9 +19,9 @@ from itertools import accumulate
 
 from polish.boundary import merge_risk, safe_to_cut
 
+from .config import TRANSLATIONS as MODES
 from .vocab import _hf, ids_to_bytes, special_ids, token_bytes
 
-MODES = ("none", "naive", "context", "anchored")
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
 ANCHOR_MIN = 2  # committed tokens kept between the anchor and the boundary, as left context
 ANCHOR_MAX = 16  # how far back an anchor is looked for

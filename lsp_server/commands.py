@@ -55,10 +55,7 @@ def toggle_speculation(ls: "BielikServer", args: tuple) -> dict:
     if mode not in MODES:
         raise JsonRpcInvalidParams(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     ls.toggles[uri] = mode
-    mode, source, drafter, reason = ls.speculation(uri, doc.source)
-    f = ls.stats.file(uri)
-    f.speculation, f.source, f.drafter, f.reason = mode, source, drafter, reason
-    ls.send_status(uri)
+    mode, _, drafter, reason = ls.publish_speculation(uri, doc.source)
     return {"uri": uri, "speculation": mode, "drafter": drafter, "reason": reason}
 
 

@@ -123,6 +123,14 @@ class BielikServer(LanguageServer):
         drafter, reason = drafter_for(self.config.engine, mode)
         return mode, source, drafter, reason
 
+    def publish_speculation(self, uri: str, text: str) -> tuple[str, str, str, str]:
+        """Work out a file's speculation, record it in its stats and tell the client."""
+        spec = self.speculation(uri, text)
+        f = self.stats.file(uri)
+        f.speculation, f.source, f.drafter, f.reason = spec
+        self.send_status(uri)
+        return spec
+
     def require_engine(self) -> None:
         """Raise a clear error unless the models are loaded."""
         if self.engine.state == "error":
@@ -218,9 +226,7 @@ def build(settings: Settings) -> BielikServer:
     def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.changes.setdefault(uri, asyncio.Event())
-        f = ls.stats.file(uri)  # so editors show a magic comment's mode before the first request
-        f.speculation, f.source, f.drafter, f.reason = ls.speculation(uri, params.text_document.text)
-        ls.send_status(uri)
+        ls.publish_speculation(uri, params.text_document.text)  # a magic comment shows at once
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:

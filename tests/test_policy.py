@@ -7,7 +7,7 @@ import pytest
 from decoder.drafter import Context
 from decoder.engine import Engine
 from decoder.lookup import LookupDrafter
-from decoder.policy import Acceptance, AutoPolicy, Costs, best_k, expected_tokens, measure_costs
+from decoder.policy import Acceptance, AutoPolicy, Costs, best_k, measure_costs
 from decoder.stats import Cycle, RunStats
 from polish.content import classify
 from tests.test_engine import run
@@ -21,10 +21,17 @@ PROSE = ("W początkach roku 1878, kiedy świat polityczny zajmował się pokoje
          "przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.")
 
 
-def test_expected_tokens_matches_leviathan():
-    assert expected_tokens(0.0, 4) == 1.0
-    assert expected_tokens(1.0, 4) == 5.0
-    assert expected_tokens(0.5, 2) == pytest.approx(1.75)
+def expected_tokens(alpha: float, k: int) -> float:
+    """Leviathan et al.'s tokens per cycle with k drafted, each accepted with probability alpha."""
+    if alpha >= 1:
+        return k + 1.0
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def test_expected_tokens_before_evidence():
+    assert Acceptance(0.0).expected_tokens(4) == 1.0
+    assert Acceptance(1.0).expected_tokens(4) == 5.0
+    assert Acceptance(0.5).expected_tokens(2) == pytest.approx(1.75)
 
 
 def test_verify_ratio_interpolates_and_extrapolates():
