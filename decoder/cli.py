@@ -7,8 +7,8 @@ import platform
 import sys
 from pathlib import Path
 
-from .blas import find_openblas, loaded_blas
-from .config import Settings
+from decoder.backends.blas import find_openblas, loaded_blas
+from decoder.config import Settings
 
 
 def read_prompt(path: str) -> str:
@@ -20,7 +20,9 @@ def read_prompt(path: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UserError(f"{path} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+        raise UserError(
+            f"{path} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
     if not text.strip():
         raise UserError(f"{path} is empty: nothing to continue")
     if "\x00" in text:
@@ -33,7 +35,7 @@ class UserError(Exception):
 
 
 def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool) -> int:
-    from .pipeline import Pipeline
+    from decoder.pipeline import Pipeline
 
     text = read_prompt(path)
     pipe = Pipeline.load(settings, progress=progress)
@@ -51,8 +53,12 @@ def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool
         "text": "".join(pieces),
         "token_ids": ids,
         "stats": stats.to_dict(),
-        "settings": {"target": settings.target, "drafter": settings.drafter, "k": settings.k,
-                     "drafter_model": settings.drafter_model if settings.drafter == "model" else None},
+        "settings": {
+            "target": settings.target,
+            "drafter": settings.drafter,
+            "k": settings.k,
+            "drafter_model": settings.drafter_model if settings.drafter == "model" else None,
+        },
         "blas": loaded_blas(),
     }
     if as_json:
@@ -86,13 +92,16 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
     print(f"mlx        {mx.__version__}; device {mx.default_device()}")
     print(f"blas       {blas}")
     if blas.startswith("reference"):
-        hint = ("OpenBLAS is installed but was not preloaded" if find_openblas()
-                else "install it: sudo apt-get install libopenblas0-pthread")
+        hint = (
+            "OpenBLAS is installed but was not preloaded"
+            if find_openblas()
+            else "install it: sudo apt-get install libopenblas0-pthread"
+        )
         problems.append(f"MLX runs on a reference BLAS: prefill ~20x slower ({hint})")
     print(f"target     {settings.target}")
     print(f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}")
     if load:
-        from .pipeline import Pipeline
+        from decoder.pipeline import Pipeline
 
         pipe = Pipeline.load(settings, progress=progress)
         for role, m in (("target", pipe.target), ("drafter", pipe.drafter_model)):
@@ -109,15 +118,26 @@ def run_bench(settings: Settings, args) -> int:
     """`bench`: the CLI flags over the default (or --quick) configuration; prints the report's path."""
     from dataclasses import replace
 
-    from .bench import QUICK, BenchConfig, rereport, run_bench as bench
+    from decoder.bench.runs import QUICK, BenchConfig, rereport
+    from decoder.bench.runs import run_bench as bench
 
     cfg = QUICK if args.quick else BenchConfig()
-    given = {"per_class": args.per_class, "max_tokens": args.tokens, "k": args.bench_k, "sweep_n": args.sweep_n,
-             "out": args.out and Path(args.out)}
+    given = {
+        "per_class": args.per_class,
+        "max_tokens": args.tokens,
+        "k": args.bench_k,
+        "sweep_n": args.sweep_n,
+        "out": args.out and Path(args.out),
+    }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
     if args.from_json:
         print(rereport(Path(args.from_json), cfg.out))
         return 0
-    cfg = replace(cfg, command=" ".join(["bielik-lsp", *sys.argv[1:]]) if sys.argv[0].endswith("bielik-lsp") else cfg.command)
+    cfg = replace(
+        cfg,
+        command=" ".join(["bielik-lsp", *sys.argv[1:]])
+        if sys.argv[0].endswith("bielik-lsp")
+        else cfg.command,
+    )
     print(bench(settings, cfg, progress=not args.quiet, note=args.note))
     return 0

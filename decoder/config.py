@@ -7,12 +7,13 @@ then overridden by command-line flags or LSP initializationOptions.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+import tomllib
+
 DRAFTERS = ("auto", "none", "lookup", "model")
-TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/translator.py
+TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
 PRESETS: dict[str, dict[str, str]] = {
@@ -32,7 +33,9 @@ class ConfigError(ValueError):
 class Settings:
     target: str = PRESETS["embedded"]["target"]  # repo id, MLX/HF directory, .gguf, embedded:NAME
     drafter_model: str = PRESETS["embedded"]["drafter_model"]
-    drafter: str = "auto"  # auto (the policy decides) | none | lookup | model (fixed, for experiments)
+    drafter: str = (
+        "auto"  # auto (the policy decides) | none | lookup | model (fixed, for experiments)
+    )
     k: int = 8  # draft length: fixed for lookup/model, the upper bound for auto
     max_tokens: int = 64
     temperature: float = 0.0
@@ -45,7 +48,9 @@ class Settings:
         if self.drafter not in DRAFTERS:
             raise ConfigError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
         if self.translation not in TRANSLATIONS:
-            raise ConfigError(f"translation must be one of {', '.join(TRANSLATIONS)}, not {self.translation!r}")
+            raise ConfigError(
+                f"translation must be one of {', '.join(TRANSLATIONS)}, not {self.translation!r}"
+            )
         if not 0 <= self.k <= 32:
             raise ConfigError(f"k must be between 0 and 32, not {self.k}")
         if self.max_tokens < 1:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol
 
-from .drafter import NO_DRAFT, Context, Drafter, timed
-from .runner import ModelRunner
-from .sampling import GREEDY, Keys, Sampling, choose
-from .stats import Clock, Cycle, RunStats
-from .verifier import accept
-from .vocab import TextStream, token_bytes
+from decoder.backends.mlx import ModelRunner
+from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, timed
+from decoder.sampling import GREEDY, Keys, Sampling, choose
+from decoder.stats import Clock, Cycle, RunStats
+from decoder.verifier import accept
+from decoder.vocab import TextStream, token_bytes
 
 
 class PromptTooLong(ValueError):
@@ -99,8 +99,11 @@ class Engine:
             choice = policy.choose(Context(ids, prompt_text, bytes(generated)), stats)
             if choice.reason not in stats.reasons:
                 stats.reasons.append(choice.reason)
-            k = min(choice.k, max_tokens - (len(ids) - len(prompt_ids)) - 1,
-                    self.context_length - len(ids) - 1)
+            k = min(
+                choice.k,
+                max_tokens - (len(ids) - len(prompt_ids)) - 1,
+                self.context_length - len(ids) - 1,
+            )
             other_s = clock.lap()
             draft, draft_s = NO_DRAFT, 0.0
             if choice.drafter is not None and k > 0:
@@ -120,12 +123,20 @@ class Engine:
                 generated += self.table[t]
             stats.generated_tokens += len(new)
             text = stream.add(new)
-            stats.cycles.append(Cycle(
-                drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
-                k=k if choice.drafter else 0, drafted=len(draft.ids), accepted=n,
-                emitted=len(new), draft_s=draft_s, translate_s=draft.translate_s,
-                verify_s=verify_s, other_s=other_s + clock.lap(), reason=choice.reason,
-            ))
+            stats.cycles.append(
+                Cycle(
+                    drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
+                    k=k if choice.drafter else 0,
+                    drafted=len(draft.ids),
+                    accepted=n,
+                    emitted=len(new),
+                    draft_s=draft_s,
+                    translate_s=draft.translate_s,
+                    verify_s=verify_s,
+                    other_s=other_s + clock.lap(),
+                    reason=choice.reason,
+                )
+            )
             yield Chunk(new, text, stats)
         stats.stop_reason = stop
         yield Chunk([], stream.flush(), stats, done=True)

@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from .config import ConfigError, Settings
-from .crossdrafter import CrossDrafter
-from .drafter import Drafter, ModelDrafter
-from .engine import Chunk, Engine, FixedPolicy, Policy
-from .lookup import LookupDrafter
-from .models import Model, load_model
-from .policy import AutoPolicy, Costs, measure_costs
-from .sampling import Sampling
-from .vocab import token_bytes
+from decoder.backends.models import Model, load_model
+from decoder.config import ConfigError, Settings
+from decoder.drafting.cross import CrossDrafter
+from decoder.drafting.drafter import Drafter, ModelDrafter
+from decoder.drafting.lookup import LookupDrafter
+from decoder.engine import Chunk, Engine, FixedPolicy, Policy
+from decoder.policy import AutoPolicy, Costs, measure_costs
+from decoder.sampling import Sampling
+from decoder.vocab import token_bytes
 
 
 @dataclass
@@ -52,10 +52,13 @@ class Pipeline:
         """Use `drafter` as the model drafter; drafts cross tokenizers when the vocabularies differ."""
         self.drafter_model = drafter
         if token_bytes(drafter.tokenizer) == token_bytes(self.target.tokenizer):
-            self.drafters["model"] = ModelDrafter(drafter.model, len(token_bytes(self.target.tokenizer)))
+            self.drafters["model"] = ModelDrafter(
+                drafter.model, len(token_bytes(self.target.tokenizer))
+            )
         else:
-            self.drafters["model"] = CrossDrafter(drafter.model, drafter.tokenizer, self.target.tokenizer,
-                                                  self.settings.translation)
+            self.drafters["model"] = CrossDrafter(
+                drafter.model, drafter.tokenizer, self.target.tokenizer, self.settings.translation
+            )
 
     @property
     def costs(self) -> Costs:
@@ -64,11 +67,20 @@ class Pipeline:
             text = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
             runner = getattr(self.drafters.get("model"), "runner", None)
             drafter_ids = self.drafter_model.tokenizer.encode(text) if runner is not None else None
-            self._costs = measure_costs(self.engine.runner, self.engine.encode(text), runner, drafter_ids)
+            self._costs = measure_costs(
+                self.engine.runner, self.engine.encode(text), runner, drafter_ids
+            )
         return self._costs
 
-    def policy(self, mode: str | None = None, k: int | None = None, *, text: str = "",
-               cursor: int | None = None, override: str = "auto") -> Policy:
+    def policy(
+        self,
+        mode: str | None = None,
+        k: int | None = None,
+        *,
+        text: str = "",
+        cursor: int | None = None,
+        override: str = "auto",
+    ) -> Policy:
         """The policy for one request: fixed drafter and k, or `auto` over `text` at `cursor`.
 
         `override` is the per-file switch: off forces plain decoding whatever the mode; on makes
@@ -77,12 +89,19 @@ class Pipeline:
         mode = mode or self.settings.drafter
         k = self.settings.k if k is None else k
         if override == "off" or mode == "none":
-            return FixedPolicy(None, 0, "speculation off for this file" if override == "off" else None)
+            return FixedPolicy(
+                None, 0, "speculation off for this file" if override == "off" else None
+            )
         if mode == "auto":
             from polish.content import classify
 
-            return AutoPolicy(self.drafters, self.costs, classify(text, cursor) if text else None,
-                              override=override, k_max=k)
+            return AutoPolicy(
+                self.drafters,
+                self.costs,
+                classify(text, cursor) if text else None,
+                override=override,
+                k_max=k,
+            )
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
         return FixedPolicy(self.drafters[mode], k)

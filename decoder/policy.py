@@ -20,13 +20,12 @@ from typing import Callable
 
 import mlx.core as mx
 
+from decoder.backends.mlx import ModelRunner
+from decoder.drafting.drafter import Context, Drafter
+from decoder.drafting.lookup import LookupDrafter
+from decoder.engine import Choice
+from decoder.stats import RunStats
 from polish.content import ContentType
-
-from .drafter import Context, Drafter
-from .engine import Choice
-from .lookup import LookupDrafter
-from .runner import ModelRunner
-from .stats import RunStats
 
 PROBE_SIZES = (1, 2, 3, 5, 9)
 MARGIN = 1.05  # expected speedup needed to speculate: the cost model is measured, not exact
@@ -75,8 +74,13 @@ def _time_pass(runner: ModelRunner, n: int, reps: int) -> float:
     return best
 
 
-def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | None = None,
-                  drafter_ids: list[int] | None = None, reps: int = 2) -> Costs:
+def measure_costs(
+    target: ModelRunner,
+    ids: list[int],
+    drafter: ModelRunner | None = None,
+    drafter_ids: list[int] | None = None,
+    reps: int = 2,
+) -> Costs:
     """Time target passes of PROBE_SIZES tokens on a warm cache (and one drafter step).
 
     `drafter_ids` is the probe in the drafter's own vocabulary (it may differ from the target's).
@@ -96,8 +100,9 @@ def measure_costs(target: ModelRunner, ids: list[int], drafter: ModelRunner | No
     return Costs(ratios, times[1], ratio)
 
 
-def best_k(expected: Callable[[int], float], costs: Costs, drafter_ratio: float,
-           k_max: int) -> tuple[int, float]:
+def best_k(
+    expected: Callable[[int], float], costs: Costs, drafter_ratio: float, k_max: int
+) -> tuple[int, float]:
     """(k, expected speedup over plain decoding) maximising tokens per unit of time.
 
     `expected(k)` is the expected number of tokens a cycle commits when k are drafted.
@@ -183,8 +188,12 @@ class AutoPolicy:
 
     @property
     def _prose(self) -> bool:
-        return bool(self.content and self.content.label == "prose"
-                    and self.content.confidence >= PROSE_CONFIDENCE and self.override != "on")
+        return bool(
+            self.content
+            and self.content.label == "prose"
+            and self.content.confidence >= PROSE_CONFIDENCE
+            and self.override != "on"
+        )
 
     def _estimate(self, key: tuple[str, int]) -> Acceptance:
         if key not in self.acceptance:
@@ -203,7 +212,9 @@ class AutoPolicy:
         poor = cycle.accepted <= 1 and cycle.accepted < cycle.drafted
         self._poor = self._poor + 1 if poor else 0
         if self._poor >= self.fallback_cycles and self.override != "on":
-            self._pause = self.fallback_tokens if last[0] == "model" else max(2, self.fallback_tokens // 4)
+            self._pause = (
+                self.fallback_tokens if last[0] == "model" else max(2, self.fallback_tokens // 4)
+            )
             self._paused_until = stats.generated_tokens + self._pause
             self._poor = 0
 
@@ -212,8 +223,12 @@ class AutoPolicy:
         if self.override == "off":
             return Choice(None, 0, "speculation off for this file")
         if stats.generated_tokens < self._paused_until:
-            return Choice(None, 0, f"fallback: {self.fallback_cycles} cycles with <=1 accepted; "
-                                   f"plain decoding for {self._pause} tokens")
+            return Choice(
+                None,
+                0,
+                f"fallback: {self.fallback_cycles} cycles with <=1 accepted; "
+                f"plain decoding for {self._pause} tokens",
+            )
         content = self.content.reason if self.content else "content unknown"
         options = []  # (expected speedup, k, drafter name, bucket)
         lookup = self.drafters.get("lookup")
@@ -223,12 +238,20 @@ class AutoPolicy:
                 return Choice(None, 0, f"{content}: speculation off unless the text repeats")
             if match:
                 b = _bucket(match)
-                k, s = best_k(self._estimate(("lookup", b)).expected_tokens, self.costs, 0.0,
-                              min(self.k_max, match * lookup.tokens_per_match))
+                k, s = best_k(
+                    self._estimate(("lookup", b)).expected_tokens,
+                    self.costs,
+                    0.0,
+                    min(self.k_max, match * lookup.tokens_per_match),
+                )
                 options.append((s, k, "lookup", b))
         if "model" in self.drafters and not self._prose:
-            k, s = best_k(self._estimate(("model", 0)).expected_tokens, self.costs,
-                          self.costs.drafter_ratio, self.k_max)
+            k, s = best_k(
+                self._estimate(("model", 0)).expected_tokens,
+                self.costs,
+                self.costs.drafter_ratio,
+                self.k_max,
+            )
             options.append((s, k, "model", 0))
         if not options:
             return Choice(None, 0, f"{content}: nothing to draft from")

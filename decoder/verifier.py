@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import mlx.core as mx
 
-from .drafter import Draft
-from .sampling import Keys, Sampling, draw, probabilities
+from decoder.drafting.drafter import Draft
+from decoder.sampling import Keys, Sampling, draw, probabilities
 
 
 def accept(logits: mx.array, draft: Draft, sampling: Sampling, keys: Keys) -> tuple[int, int]:

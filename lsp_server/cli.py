@@ -5,44 +5,78 @@ from __future__ import annotations
 import argparse
 import sys
 
-from decoder.blas import ensure_fast_blas
+from decoder.backends.blas import ensure_fast_blas
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="bielik-lsp", description=__doc__)
-    p.add_argument("--config", help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)")
+    p.add_argument(
+        "--config",
+        help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
+    )
     p.add_argument("--preset", help="model preset: embedded (default) or bielik")
-    p.add_argument("--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME")
+    p.add_argument(
+        "--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME"
+    )
     p.add_argument("--drafter-model", help="drafter model (same forms as --target)")
     p.add_argument("--dtype", help="cast weights, e.g. float32")
     sub = p.add_subparsers(dest="command")
     serve = sub.add_parser("serve", help="speak LSP over stdio (the default)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)")
-    cont = sub.add_parser("continue", help="continue a text file and print the continuation and statistics")
+    serve.add_argument(
+        "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)"
+    )
+    cont = sub.add_parser(
+        "continue", help="continue a text file and print the continuation and statistics"
+    )
     cont.add_argument("file")
     cont.add_argument("--max-tokens", type=int)
-    cont.add_argument("--drafter", choices=["auto", "none", "lookup", "model"],
-                      help="auto (default): the policy picks drafter and k; the others are fixed")
+    cont.add_argument(
+        "--drafter",
+        choices=["auto", "none", "lookup", "model"],
+        help="auto (default): the policy picks drafter and k; the others are fixed",
+    )
     cont.add_argument("--k", type=int, help="draft length (the upper bound for auto)")
-    cont.add_argument("--translation", choices=["none", "naive", "context", "anchored"],
-                      help="how drafts cross tokenizers (default: anchored)")
+    cont.add_argument(
+        "--translation",
+        choices=["none", "naive", "context", "anchored"],
+        help="how drafts cross tokenizers (default: anchored)",
+    )
     cont.add_argument("--temperature", type=float)
     cont.add_argument("--top-p", type=float)
     cont.add_argument("--seed", type=int)
-    cont.add_argument("--json", action="store_true", help="print one JSON object (text, token_ids, stats)")
+    cont.add_argument(
+        "--json", action="store_true", help="print one JSON object (text, token_ids, stats)"
+    )
     cont.add_argument("--quiet", action="store_true", help="no progress bars")
     doctor = sub.add_parser("doctor", help="show BLAS, device and models; exit 1 on problems")
-    doctor.add_argument("--load", action="store_true", help="also load (and convert) the models and measure speculation costs")
-    bench = sub.add_parser("bench", help="every drafter against plain decoding on the bundled corpus; "
-                                         "writes OUT/benchmarks.md, OUT/bench/*.png and OUT/bench/raw.json")
+    doctor.add_argument(
+        "--load",
+        action="store_true",
+        help="also load (and convert) the models and measure speculation costs",
+    )
+    bench = sub.add_parser(
+        "bench",
+        help="every drafter against plain decoding on the bundled corpus; "
+        "writes OUT/benchmarks.md, OUT/bench/*.png and OUT/bench/raw.json",
+    )
     bench.add_argument("--quick", action="store_true", help="tiny subset (CI smoke)")
-    bench.add_argument("--out", help="output folder (default: docs, or build/bench-quick with --quick)")
+    bench.add_argument(
+        "--out", help="output folder (default: docs, or build/bench-quick with --quick)"
+    )
     bench.add_argument("--per-class", type=int, help="excerpts per content type (default 30)")
     bench.add_argument("--tokens", type=int, help="generated tokens per run (default 32)")
-    bench.add_argument("--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)")
-    bench.add_argument("--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)")
-    bench.add_argument("--note", default="", help="a remark printed under the machine line (e.g. shared CPU)")
-    bench.add_argument("--from-json", help="rebuild the report and plots from a saved raw.json (no models)")
+    bench.add_argument(
+        "--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)"
+    )
+    bench.add_argument(
+        "--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)"
+    )
+    bench.add_argument(
+        "--note", default="", help="a remark printed under the machine line (e.g. shared CPU)"
+    )
+    bench.add_argument(
+        "--from-json", help="rebuild the report and plots from a saved raw.json (no models)"
+    )
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -50,14 +84,28 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     ensure_fast_blas()
     args = build_parser().parse_args(argv)
+    from decoder.backends.models import ModelLoadError
     from decoder.cli import UserError, run_bench, run_continue, run_doctor
     from decoder.config import ConfigError, load_settings
     from decoder.engine import PromptTooLong
-    from decoder.models import ModelLoadError
 
-    overrides = {k: v for k, v in vars(args).items()
-                 if k in ("preset", "target", "drafter_model", "dtype", "max_tokens", "drafter",
-                          "k", "temperature", "top_p", "seed")}
+    overrides = {
+        k: v
+        for k, v in vars(args).items()
+        if k
+        in (
+            "preset",
+            "target",
+            "drafter_model",
+            "dtype",
+            "max_tokens",
+            "drafter",
+            "k",
+            "temperature",
+            "top_p",
+            "seed",
+        )
+    }
     try:
         settings = load_settings(args.config, overrides)
         if args.command == "continue":

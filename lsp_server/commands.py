@@ -32,7 +32,9 @@ def _args(args: tuple, names: tuple[str, ...]) -> dict:
     if len(args) == 1 and isinstance(args[0], dict):
         return args[0]
     if len(args) > len(names):
-        raise JsonRpcInvalidParams(f"expected at most {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        raise JsonRpcInvalidParams(
+            f"expected at most {len(names)} arguments ({', '.join(names)}), got {len(args)}"
+        )
     return dict(zip(names, args))
 
 
@@ -82,8 +84,14 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
     position = values.get("position")
     if position is None:
         offset = len(doc.source)
-    elif isinstance(position, dict) and isinstance(position.get("line"), int) and isinstance(position.get("character"), int):
-        offset = ls.offset(doc, types.Position(line=position["line"], character=position["character"]))
+    elif (
+        isinstance(position, dict)
+        and isinstance(position.get("line"), int)
+        and isinstance(position.get("character"), int)
+    ):
+        offset = ls.offset(
+            doc, types.Position(line=position["line"], character=position["character"])
+        )
     else:
         raise JsonRpcInvalidParams(f"position must be {{line, character}}, not {position!r}")
     ls.require_engine()
@@ -98,10 +106,20 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
 
     loop = asyncio.get_running_loop()
     arrived: asyncio.Queue[str] = asyncio.Queue()
-    job = asyncio.ensure_future(ls.engine.call(partial(
-        ls.engine.generate, prompt.text, max_tokens=max_tokens, drafter=drafter, override=mode, ticket=ticket,
-        enough=lambda text: _paragraph_end(text) is not None,
-        on_text=lambda text, _: loop.call_soon_threadsafe(arrived.put_nowait, text))))
+    job = asyncio.ensure_future(
+        ls.engine.call(
+            partial(
+                ls.engine.generate,
+                prompt.text,
+                max_tokens=max_tokens,
+                drafter=drafter,
+                override=mode,
+                ticket=ticket,
+                enough=lambda text: _paragraph_end(text) is not None,
+                on_text=lambda text, _: loop.call_soon_threadsafe(arrived.put_nowait, text),
+            )
+        )
+    )
     expected, version, streamed, applied, stop = doc.source, doc.version, "", "", ""
     started = time.monotonic()
     try:
@@ -120,7 +138,7 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
                 stop = "glued"  # the model went on with the word before a typed space
                 break
             end = _paragraph_end(text)
-            pending = (text if end is None else text[:end])[len(applied):]
+            pending = (text if end is None else text[:end])[len(applied) :]
             if pending:
                 if not _unchanged(ls, uri, expected):
                     stop = "edited"
@@ -128,10 +146,24 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
                 at = offset + len(applied)
                 line, character = position_at(expected, at, ls.encoding)
                 pos = types.Position(line=line, character=character)
-                result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
-                    edit=types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                        edits=[types.TextEdit(range=types.Range(start=pos, end=pos), new_text=pending)])])))
+                result = await ls.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(
+                        edit=types.WorkspaceEdit(
+                            document_changes=[
+                                types.TextDocumentEdit(
+                                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                        uri=uri, version=version
+                                    ),
+                                    edits=[
+                                        types.TextEdit(
+                                            range=types.Range(start=pos, end=pos), new_text=pending
+                                        )
+                                    ],
+                                )
+                            ]
+                        )
+                    )
+                )
                 if not result.applied:
                     stop = "rejected"
                     break
@@ -142,8 +174,12 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
                     break
                 version = ls.workspace.text_documents[uri].version
                 if token is not None:
-                    ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                        message=f"{len(applied)} characters in {time.monotonic() - started:.1f}s"))
+                    ls.work_done_progress.report(
+                        token,
+                        types.WorkDoneProgressReport(
+                            message=f"{len(applied)} characters in {time.monotonic() - started:.1f}s"
+                        ),
+                    )
             if end is not None:
                 stop = "paragraph"
             elif job.done() and arrived.empty():
@@ -161,8 +197,12 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
         ls.stats.add_run(uri, stats, stop)
     ls.end_progress(token, f"stopped: {stop}")
     ls.send_status(uri)
-    return {"uri": uri, "text": applied, "stopReason": stop,
-            "stats": stats.to_dict(per_cycle=False)}
+    return {
+        "uri": uri,
+        "text": applied,
+        "stopReason": stop,
+        "stats": stats.to_dict(per_cycle=False),
+    }
 
 
 def _paragraph_end(text: str) -> int | None:

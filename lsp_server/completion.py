@@ -38,9 +38,9 @@ def prompt_window(before: str, max_chars: int) -> str:
     start = ((len(before) - max_chars) // step + 1) * step
     newline = before.find("\n", start, start + step)
     if newline >= 0:
-        return before[newline + 1:]
+        return before[newline + 1 :]
     space = before.find(" ", start, start + step)
-    return before[space + 1:] if space >= 0 else before[start:]
+    return before[space + 1 :] if space >= 0 else before[start:]
 
 
 def build_prompt(before: str, max_chars: int) -> Prompt:
@@ -112,7 +112,9 @@ def avoid_repeat(suggestion: str, after: str) -> str:
     starts = [0, *(m.end() for m in re.finditer(r"\s+", suggestion))]
     for i in starts:
         tail = suggestion[i:].strip()
-        if tail and (tail.startswith(probe) or (len(tail) >= min(4, len(rest)) and rest.startswith(tail))):
+        if tail and (
+            tail.startswith(probe) or (len(tail) >= min(4, len(rest)) and rest.startswith(tail))
+        ):
             return suggestion[:i].rstrip()
     return suggestion
 
@@ -131,7 +133,7 @@ class SuggestionCache:
     def put(self, uri: str, before: str, after: str, suggestion: str) -> None:
         if not suggestion:
             return
-        key = (uri, before[-self.key_chars:], after[: self.key_chars])
+        key = (uri, before[-self.key_chars :], after[: self.key_chars])
         self._entries[key] = suggestion
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:

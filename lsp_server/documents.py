@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 # LSP lines end at \n, \r\n or \r only (not at the other breaks str.splitlines knows).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_MAGIC = re.compile(r"(?:<!--|%|#|//|;)\s*bielik:\s*speculation\s*=\s*(on|off|auto)\b", re.IGNORECASE)
+_MAGIC = re.compile(
+    r"(?:<!--|%|#|//|;)\s*bielik:\s*speculation\s*=\s*(on|off|auto)\b", re.IGNORECASE
+)
 MODES = ("on", "off", "auto")
 
 
@@ -82,7 +84,7 @@ def position_at(text: str, offset: int, encoding: str = "utf-16") -> tuple[int, 
     """(line, character) of a code point offset."""
     starts = line_starts(text)
     line = max(i for i, s in enumerate(starts) if s <= offset)
-    return line, index_to_column(text[starts[line]:offset], offset - starts[line], encoding)
+    return line, index_to_column(text[starts[line] : offset], offset - starts[line], encoding)
 
 
 def split_at(text: str, line: int, character: int, encoding: str = "utf-16") -> Cursor:

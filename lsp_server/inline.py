@@ -26,7 +26,9 @@ NOTHING = types.InlineCompletionList(items=[])
 _DELIVERED_MAX = 256
 
 
-async def complete(ls: "BielikServer", params: types.InlineCompletionParams) -> types.InlineCompletionList:
+async def complete(
+    ls: "BielikServer", params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
     uri = params.text_document.uri
     doc = ls.document(uri)
     options = ls.config.server
@@ -55,9 +57,17 @@ async def complete(ls: "BielikServer", params: types.InlineCompletionParams) -> 
         if not ls.supersession.is_current(uri, ticket):
             ls.stats.count(uri, "superseded")
             return NOTHING
-        result = await ls.engine.call(partial(
-            ls.engine.generate, prompt.text, max_tokens=options.inline_max_tokens, drafter=drafter, override=mode,
-            ticket=ticket, enough=partial(_enough, prompt=prompt)))
+        result = await ls.engine.call(
+            partial(
+                ls.engine.generate,
+                prompt.text,
+                max_tokens=options.inline_max_tokens,
+                drafter=drafter,
+                override=mode,
+                ticket=ticket,
+                enough=partial(_enough, prompt=prompt),
+            )
+        )
     except asyncio.CancelledError:
         ticket.cancel()  # $/cancelRequest: stop the engine between cycles
         raise
@@ -89,7 +99,9 @@ def _enough(text: str, prompt) -> bool:
     return aligned is None or unit_end(aligned) is not None
 
 
-def _deliver(ls: "BielikServer", uri: str, position: types.Position, text: str) -> types.InlineCompletionList:
+def _deliver(
+    ls: "BielikServer", uri: str, position: types.Position, text: str
+) -> types.InlineCompletionList:
     ls.stats.count(uri, "suggestions")
     ls.delivered[text] = uri
     while len(ls.delivered) > _DELIVERED_MAX:

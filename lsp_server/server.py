@@ -20,12 +20,12 @@ from pygls.workspace import TextDocument
 from decoder.config import ConfigError, Settings
 
 from . import commands, inline
+from .completion import SuggestionCache
 from .documents import NotText, PositionError, check_text, magic_mode, offset_at
+from .errors import RequestFailed
 from .settings import SECTION, Config, ServerOptions, needs_reload
 from .speculation import drafter_for
 from .status import STATUS, Stats, status_payload
-from .completion import SuggestionCache
-from .errors import RequestFailed
 from .worker import Engine, Supersession
 
 log = logging.getLogger("bielik-lsp")
@@ -66,7 +66,9 @@ class Protocol(LanguageServerProtocol):
             if not (isinstance(data, dict) and "id" in data and "method" in data):
                 raise
             cause = e.__cause__ or e
-            error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {str(cause).splitlines()[0]}")
+            error = JsonRpcInvalidParams(
+                f"invalid params for {data['method']}: {str(cause).splitlines()[0]}"
+            )
             self._send_response(data["id"], error=error.to_response_error())
             return _Answered()
 
@@ -77,8 +79,12 @@ class Protocol(LanguageServerProtocol):
 
 class BielikServer(LanguageServer):
     def __init__(self, settings: Settings):
-        super().__init__("bielik-lsp", __version__, protocol_cls=Protocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "bielik-lsp",
+            __version__,
+            protocol_cls=Protocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
         self.config = Config(settings, ServerOptions())
         self.engine = Engine()
         self.stats = Stats()
@@ -86,15 +92,21 @@ class BielikServer(LanguageServer):
         self.cache = SuggestionCache()
         self.toggles: dict[str, str] = {}  # per-file speculation set by bielik.toggleSpeculation
         self.changes: dict[str, asyncio.Event] = {}  # set on every edit (continueDocument waits)
-        self.pending_error: str | None = None  # a config error from initialize, shown once initialized
-        self.delivered: dict[str, str] = {}  # suggestion text -> uri (Copilot's notifications lack the uri)
+        self.pending_error: str | None = (
+            None  # a config error from initialize, shown once initialized
+        )
+        self.delivered: dict[
+            str, str
+        ] = {}  # suggestion text -> uri (Copilot's notifications lack the uri)
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> TextDocument:
         """An open document's state; unknown documents are an error, never read from disk."""
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
-            raise JsonRpcInvalidParams(f"unknown document {uri}: the client has not opened it (didOpen)")
+            raise JsonRpcInvalidParams(
+                f"unknown document {uri}: the client has not opened it (didOpen)"
+            )
         try:
             check_text(doc.source)
         except NotText as e:
@@ -140,7 +152,9 @@ class BielikServer(LanguageServer):
 
     # -- status and messages -----------------------------------------------------------------
     def send_status(self, uri: str | None = None) -> None:
-        message = self.engine.error if self.engine.state == "error" else f"model {self.engine.state}"
+        message = (
+            self.engine.error if self.engine.state == "error" else f"model {self.engine.state}"
+        )
         f = self.stats.files.get(uri) if uri else None
         self.protocol.notify(STATUS, status_payload(self.engine.state, message, uri, f))
 
@@ -154,7 +168,9 @@ class BielikServer(LanguageServer):
             return None
         token = f"bielik-{uuid.uuid4()}"
         await self.work_done_progress.create_async(token)
-        self.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=cancellable))
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, cancellable=cancellable)
+        )
         return token
 
     def end_progress(self, token: str | None, message: str) -> None:
@@ -185,8 +201,12 @@ class BielikServer(LanguageServer):
         self.send_status()
         token = await self.start_progress("Bielik: loading models", cancellable=False)
         if token:
-            self.work_done_progress.report(token, types.WorkDoneProgressReport(
-                message=f"{settings.target} (the first start converts it; this can take a minute)"))
+            self.work_done_progress.report(
+                token,
+                types.WorkDoneProgressReport(
+                    message=f"{settings.target} (the first start converts it; this can take a minute)"
+                ),
+            )
         await self.engine.call(self.engine.load, settings)
         if self.engine.state == "ready" and self.config.engine != settings:
             self.engine.pipe.settings = self.config.engine  # changed meanwhile, without a reload
@@ -214,11 +234,16 @@ def build(settings: Settings) -> BielikServer:
         await ls.load_models()
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: BielikServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(
+        ls: BielikServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         values = params.settings
         if not values:  # pull model: the client sends an empty notification, we ask
-            values = (await ls.workspace_configuration_async(types.ConfigurationParams(
-                items=[types.ConfigurationItem(section=SECTION)])))[0]
+            values = (
+                await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                )
+            )[0]
         if ls.apply_config(values):
             ls.send_status()
 
@@ -240,7 +265,9 @@ def build(settings: Settings) -> BielikServer:
         ls.changes.pop(params.text_document.uri, None)
 
     @ls.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(ls: BielikServer, params: types.InlineCompletionParams) -> types.InlineCompletionList:
+    async def inline_completion(
+        ls: BielikServer, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList:
         return await inline.complete(ls, params)
 
     @ls.feature(DID_SHOW)
@@ -275,7 +302,9 @@ def build(settings: Settings) -> BielikServer:
 
 def serve(settings: Settings, tcp: str | None = None) -> int:
     """Run the server over stdio (or TCP HOST:PORT for debugging) until the client exits."""
-    logging.basicConfig(level=logging.WARNING, format="bielik-lsp %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.WARNING, format="bielik-lsp %(levelname)s %(name)s: %(message)s"
+    )
     ls = build(settings)
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -30,10 +30,14 @@ class ServerOptions:
     def __post_init__(self) -> None:
         for name in ("debounce_ms", "time_budget_ms"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
-                raise ConfigError(f"{_camel(name)} must be a non-negative integer, not {getattr(self, name)!r}")
+                raise ConfigError(
+                    f"{_camel(name)} must be a non-negative integer, not {getattr(self, name)!r}"
+                )
         for name in ("inline_max_tokens", "continue_max_tokens", "max_prompt_chars"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ConfigError(f"{_camel(name)} must be a positive integer, not {getattr(self, name)!r}")
+                raise ConfigError(
+                    f"{_camel(name)} must be a positive integer, not {getattr(self, name)!r}"
+                )
         for name in ("languages", "globs"):
             value = getattr(self, name)
             if not all(isinstance(v, str) for v in value):
@@ -72,7 +76,11 @@ class Config:
             if name in engine_keys:
                 engine[name] = value
             elif name in server_keys:
-                server[name] = tuple(value) if name in ("languages", "globs") and isinstance(value, list) else value
+                server[name] = (
+                    tuple(value)
+                    if name in ("languages", "globs") and isinstance(value, list)
+                    else value
+                )
             else:
                 raise ConfigError(f"unknown setting {key!r}")
         for name, value in engine.items():
@@ -81,7 +89,10 @@ class Config:
         engine_defaults = {f.name: f.default for f in fields(Settings)}
         server = {k: getattr(ServerOptions, k) if v is None else v for k, v in server.items()}
         try:
-            base = replace(self.engine, **{k: engine_defaults[k] for k, v in engine.items() if v is None and k != "preset"})
+            base = replace(
+                self.engine,
+                **{k: engine_defaults[k] for k, v in engine.items() if v is None and k != "preset"},
+            )
             return Config(base.updated(engine), replace(self.server, **server))
         except TypeError as e:
             raise ConfigError(str(e)) from None
@@ -103,7 +114,13 @@ def needs_reload(old: Settings, new: Settings) -> bool:
 
 def _check_type(name: str, value: object) -> None:
     """Settings is a plain dataclass: check JSON types here so "k": "4" fails clearly."""
-    expected = {"k": int, "max_tokens": int, "seed": int, "temperature": (int, float), "top_p": (int, float)}
+    expected = {
+        "k": int,
+        "max_tokens": int,
+        "seed": int,
+        "temperature": (int, float),
+        "top_p": (int, float),
+    }
     want = expected.get(name, str)
     if value is None:
         return

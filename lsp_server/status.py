@@ -41,7 +41,9 @@ class Counters:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["acceptance_rate"] = self.accepted / self.drafted if self.drafted else 0.0
-        out["tokens_per_second"] = self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
+        out["tokens_per_second"] = (
+            self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
+        )
         return out
 
 
@@ -88,7 +90,9 @@ class Stats:
         return {"session": self.session.to_dict(), "files": files}
 
 
-def status_payload(state: str, message: str, uri: str | None = None, f: FileStats | None = None) -> dict:
+def status_payload(
+    state: str, message: str, uri: str | None = None, f: FileStats | None = None
+) -> dict:
     """`bielik/status`: model state, and for a file its speculation state and last run."""
     out: dict = {"state": state, "message": message}
     if uri is not None and f is not None:

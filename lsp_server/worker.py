@@ -79,7 +79,8 @@ class Engine:
     error: str = ""
     pipe: object | None = None  # decoder.pipeline.Pipeline once loaded
     _executor: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="bielik-engine"))
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="bielik-engine")
+    )
 
     async def call(self, fn: Callable, *args):
         """Run `fn(*args)` on the engine thread and await it."""
@@ -115,8 +116,12 @@ class Engine:
         text, stats, stop = "", RunStats(), "cancelled"
         if ticket.should_stop():
             return Generated(text, stats, stop)
-        chunks = pipe.continue_text(prompt, max_tokens=max_tokens, policy=pipe.policy(drafter, text=prompt, override=override),
-                                    should_stop=ticket.should_stop)
+        chunks = pipe.continue_text(
+            prompt,
+            max_tokens=max_tokens,
+            policy=pipe.policy(drafter, text=prompt, override=override),
+            should_stop=ticket.should_stop,
+        )
         try:
             for chunk in chunks:
                 text += chunk.text

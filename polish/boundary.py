@@ -36,7 +36,7 @@ _EXTENDING_POS = frozenset({"praet", "adja", "romandig"})
 _OPENING = "([{„«‚‹\"'“‘"
 # Punctuation after which a word is over ("." "," ":" are decided separately:
 # after a digit or in an abbreviation they may go on).
-_WORD_END = frozenset(";!?)]}»›”\"…")
+_WORD_END = frozenset(';!?)]}»›”"…')
 _HYPHENS = "-\u2010\u2011"
 _TRAILING_LETTERS = re.compile(r"[^\W\d_]+$")
 

@@ -13,16 +13,16 @@ from functools import lru_cache
 
 from polish import morphology
 
-BLOCK_CHARS = 1200    # how much of the cursor's block we look at
+BLOCK_CHARS = 1200  # how much of the cursor's block we look at
 CONTEXT_CHARS = 1200  # how much text before the block we look at
-BLOCK_WEIGHT = 0.7    # share of the block in the mixed signal (rest: preceding context)
+BLOCK_WEIGHT = 0.7  # share of the block in the mixed signal (rest: preceding context)
 MIN_BLOCK_CHARS = 200  # a shorter block is widened by the paragraphs before it
 
 
 @dataclass(frozen=True)
 class ContentType:
-    label: str                      # "structured" | "prose"
-    confidence: float               # in [0.5, 1]
+    label: str  # "structured" | "prose"
+    confidence: float  # in [0.5, 1]
     signals: dict[str, float] = field(default_factory=dict)
     reason: str = ""
 
@@ -33,7 +33,9 @@ _MARKER = re.compile(
 )
 _TABLE = re.compile(r"\|.*\|")
 _KEYVAL = re.compile(r"^\s*[\w.\-/ ]{1,32}\s*(?::\s+\S|=\s*\S|:$)")
-_CITATION = re.compile(r"\(\d{4}[a-z]?\)|\bs\.\s*\d|\bt\.\s*\d|\bred\.|ISBN|\bdoi\b|\bvol\.|\bnr\s*\d|\bpoz\.\s*\d")
+_CITATION = re.compile(
+    r"\(\d{4}[a-z]?\)|\bs\.\s*\d|\bt\.\s*\d|\bred\.|ISBN|\bdoi\b|\bvol\.|\bnr\s*\d|\bpoz\.\s*\d"
+)
 _DATE = re.compile(r"\b\d{1,4}[-./]\d{1,2}[-./]\d{1,4}\b")
 _CODE_CHARS = set("{}[]()<>=;_/\\`#$&|")
 _SENT_END = re.compile(r"[.!?…:\"»”]\s*$")
@@ -43,24 +45,56 @@ _NAME_QUALS = {"imię", "nazwisko", "nazwa_geograficzna", "nazwa_organizacji"}
 
 # Fitted by `scripts/eval_content.py --fit` on the train split (see that script).
 FEATURES = (
-    "markers", "table", "keyval", "short_lines", "prefix_repeat", "long_lines",
-    "sentence_end", "digits", "dates", "citations", "code", "finite_verbs",
-    "unknown", "names", "numerals",
+    "markers",
+    "table",
+    "keyval",
+    "short_lines",
+    "prefix_repeat",
+    "long_lines",
+    "sentence_end",
+    "digits",
+    "dates",
+    "citations",
+    "code",
+    "finite_verbs",
+    "unknown",
+    "names",
+    "numerals",
 )
 WEIGHTS = {
-    "markers": 7.651, "table": 1.118, "keyval": -0.022, "short_lines": 3.220,
-    "prefix_repeat": 1.380, "long_lines": -1.737, "sentence_end": -3.105, "digits": -1.903,
-    "dates": 0.116, "citations": -0.401, "code": 4.380, "finite_verbs": -1.759,
-    "unknown": 1.329, "names": -0.606, "numerals": -0.020,
+    "markers": 7.651,
+    "table": 1.118,
+    "keyval": -0.022,
+    "short_lines": 3.220,
+    "prefix_repeat": 1.380,
+    "long_lines": -1.737,
+    "sentence_end": -3.105,
+    "digits": -1.903,
+    "dates": 0.116,
+    "citations": -0.401,
+    "code": 4.380,
+    "finite_verbs": -1.759,
+    "unknown": 1.329,
+    "names": -0.606,
+    "numerals": -0.020,
 }
 BIAS = 0.568
 # Human names for the reason string.
 _LABELS = {
-    "markers": "list/article markers", "table": "table", "keyval": "key: value lines",
-    "short_lines": "short lines", "prefix_repeat": "repeated line prefixes",
-    "long_lines": "long paragraph lines", "sentence_end": "sentence-final lines",
-    "digits": "digits", "dates": "dates", "citations": "citations", "code": "code punctuation",
-    "finite_verbs": "finite verbs", "unknown": "unknown forms", "names": "proper names",
+    "markers": "list/article markers",
+    "table": "table",
+    "keyval": "key: value lines",
+    "short_lines": "short lines",
+    "prefix_repeat": "repeated line prefixes",
+    "long_lines": "long paragraph lines",
+    "sentence_end": "sentence-final lines",
+    "digits": "digits",
+    "dates": "dates",
+    "citations": "citations",
+    "code": "code punctuation",
+    "finite_verbs": "finite verbs",
+    "unknown": "unknown forms",
+    "names": "proper names",
     "numerals": "numerals",
 }
 
@@ -81,7 +115,12 @@ def _lexical(text: str) -> dict[str, float]:
     numbers = re.findall(r"\d+", text)
     n = len(words) + len(numbers)
     if not words:
-        return {"finite_verbs": 0.0, "unknown": 0.0, "names": 0.0, "numerals": 1.0 if numbers else 0.0}
+        return {
+            "finite_verbs": 0.0,
+            "unknown": 0.0,
+            "names": 0.0,
+            "numerals": 1.0 if numbers else 0.0,
+        }
     classes = [_word_class(w) for w in words]
     return {
         "finite_verbs": min(1.0, 5 * sum(c[0] for c in classes) / n),
@@ -127,7 +166,7 @@ def _split(text: str, cursor: int) -> tuple[str, str]:
     while start > 0 and len(text[start:line_end].strip()) < MIN_BLOCK_CHARS:
         start = _paragraph_start(text, start - 2)
     block = text[start:line_end][-BLOCK_CHARS:]
-    context = text[max(0, start - CONTEXT_CHARS):start]
+    context = text[max(0, start - CONTEXT_CHARS) : start]
     return block, context
 
 
@@ -165,4 +204,6 @@ def classify(text: str, cursor: int | None = None) -> ContentType:
     sign = 1 if label == "structured" else -1
     top = max(FEATURES, key=lambda k: sign * WEIGHTS[k] * sig[k])
     rounded = {k: round(v, 3) for k, v in sig.items()}
-    return ContentType(label, round(confidence, 3), rounded, f"{label} ({_LABELS[top]}, {confidence:.2f})")
+    return ContentType(
+        label, round(confidence, 3), rounded, f"{label} ({_LABELS[top]}, {confidence:.2f})"
+    )

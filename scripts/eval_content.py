@@ -51,7 +51,9 @@ def matrix(items: list[dict]) -> np.ndarray:
     return np.array(rows)
 
 
-def fit(x: np.ndarray, y: np.ndarray, l2: float = 0.05, steps: int = 50) -> tuple[np.ndarray, float]:
+def fit(
+    x: np.ndarray, y: np.ndarray, l2: float = 0.05, steps: int = 50
+) -> tuple[np.ndarray, float]:
     """L2-regularised logistic regression by Newton's method (no sklearn)."""
     xb = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(xb.shape[1])
@@ -66,8 +68,15 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 0.05, steps: int = 50) -> tupl
 
 
 def metrics(gold: list[str], pred: list[str]) -> dict:
-    conf = {g: {p: sum(1 for a, b in zip(gold, pred) if a == g and b == p) for p in LABELS} for g in LABELS}
-    out = {"n": len(gold), "confusion": conf, "accuracy": sum(a == b for a, b in zip(gold, pred)) / max(1, len(gold))}
+    conf = {
+        g: {p: sum(1 for a, b in zip(gold, pred) if a == g and b == p) for p in LABELS}
+        for g in LABELS
+    }
+    out = {
+        "n": len(gold),
+        "confusion": conf,
+        "accuracy": sum(a == b for a, b in zip(gold, pred)) / max(1, len(gold)),
+    }
     for c in LABELS:
         tp = conf[c][c]
         out[c] = {
@@ -110,25 +119,39 @@ def leave_one_source_out(items: list[dict]) -> dict:
 
 
 def table(name: str, m: dict) -> str:
-    lines = [f"{name}: n={m['n']}  accuracy={m['accuracy']:.3f}",
-             f"  {'class':<11} {'precision':>9} {'recall':>7}"]
+    lines = [
+        f"{name}: n={m['n']}  accuracy={m['accuracy']:.3f}",
+        f"  {'class':<11} {'precision':>9} {'recall':>7}",
+    ]
     lines += [f"  {c:<11} {m[c]['precision']:>9.3f} {m[c]['recall']:>7.3f}" for c in LABELS]
-    lines.append(f"  confusion (rows gold, cols predicted): " +
-                 "; ".join(f"{g}: " + ", ".join(f"{p}={m['confusion'][g][p]}" for p in LABELS) for g in LABELS))
+    lines.append(
+        f"  confusion (rows gold, cols predicted): "
+        + "; ".join(
+            f"{g}: " + ", ".join(f"{p}={m['confusion'][g][p]}" for p in LABELS) for g in LABELS
+        )
+    )
     return "\n".join(lines)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--fit", action="store_true", help="fit weights on the train split and print them")
+    ap.add_argument(
+        "--fit", action="store_true", help="fit weights on the train split and print them"
+    )
     ap.add_argument("--loso", action="store_true", help="also run leave-one-source-out refits")
     args = ap.parse_args()
     items = load()
     if args.fit:
         train = [it for it in items if it["label"] in LABELS and is_train(it)]
-        w, b = fit(matrix(train), np.array([it["label"] == "structured" for it in train], dtype=float))
-        print("WEIGHTS = {" + ", ".join(f'"{k}": {v:.3f}' for k, v in zip(content.FEATURES, w)) + "}")
+        w, b = fit(
+            matrix(train), np.array([it["label"] == "structured" for it in train], dtype=float)
+        )
+        print(
+            "WEIGHTS = {" + ", ".join(f'"{k}": {v:.3f}' for k, v in zip(content.FEATURES, w)) + "}"
+        )
         print(f"BIAS = {b:.3f}")
         return
     res = evaluate(items)

@@ -13,8 +13,8 @@ import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from decoder.embedded import embedded_gguf  # noqa: E402
-from decoder.gguf import file_sha256  # noqa: E402
+from decoder.backends.embedded import embedded_gguf  # noqa: E402
+from decoder.backends.gguf import file_sha256  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "reference_ids.json"
 MODELS = ("gemma-3-270m", "smollm2-135m")
@@ -62,7 +62,11 @@ def main() -> None:
                 }
             )
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"transformers": transformers.__version__, "torch": torch.__version__, "dtype": "float32"}
+    meta = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__,
+        "dtype": "float32",
+    }
     OUT.write_text(json.dumps({**meta, "cases": cases}, ensure_ascii=False, indent=1) + "\n")
     print(f"wrote {OUT}", file=sys.stderr)
 

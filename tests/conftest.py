@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from decoder.blas import loaded_blas
+from decoder.backends.blas import loaded_blas
 from tests.tiny import embedded, perturbed, tiny_model
 
 

@@ -4,6 +4,6 @@ Re-executing from conftest.py would be too late: pytest has already redirected s
 stderr to its capture files, and the new process would print nothing.
 """
 
-from decoder.blas import ensure_fast_blas
+from decoder.backends.blas import ensure_fast_blas
 
 ensure_fast_blas()

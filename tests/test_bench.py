@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from decoder.analysis import LABELS, bootstrap_ci, break_even, cost_model_speedup
-from decoder.bench import load_corpus, select, sweep_subset
+from decoder.bench.analysis import LABELS, bootstrap_ci, break_even, cost_model_speedup
+from decoder.bench.runs import load_corpus, select, sweep_subset
 from lsp_server.cli import main
 
 
@@ -38,7 +38,11 @@ def test_break_even_recovers_a_known_line():
 
 def test_cost_model_pays_exactly_above_r_plus_beta():
     run = lambda a, d: [{"stats": {"cycles": 10, "accepted": a, "drafted": d}, "draft_steps": d}]  # noqa: E731
-    assert cost_model_speedup(run(26, 100), 0.071, 0.19) < 1 < cost_model_speedup(run(27, 100), 0.071, 0.19)
+    assert (
+        cost_model_speedup(run(26, 100), 0.071, 0.19)
+        < 1
+        < cost_model_speedup(run(27, 100), 0.071, 0.19)
+    )
 
 
 @pytest.mark.slow
@@ -50,6 +54,8 @@ def test_quick_bench_end_to_end(tmp_path, gemma, smollm):
         assert (tmp_path / "bench" / f"{png}.png").stat().st_size > 1000
     families = {r["family"] for r in data["records"]}
     assert {"baseline", "lookup", "auto"} <= families
-    assert all(r["identical"] for r in data["records"]), [r["condition"] for r in data["records"] if not r["identical"]]
+    assert all(r["identical"] for r in data["records"]), [
+        r["condition"] for r in data["records"] if not r["identical"]
+    ]
     assert "identical output: 100%" in report and "PREDICTION" in report
     assert {r["label"] for r in data["records"]} == set(LABELS)

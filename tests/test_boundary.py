@@ -21,7 +21,11 @@ def nfd(text: str) -> str:
 
 def test_analyse_splits_clitics_off_l_participle() -> None:
     interps = morph.analyse("zrobiłbyś")
-    assert [(i.orth, i.pos) for i in interps] == [("zrobił", "praet"), ("by", "part"), ("ś", "aglt")]
+    assert [(i.orth, i.pos) for i in interps] == [
+        ("zrobił", "praet"),
+        ("by", "part"),
+        ("ś", "aglt"),
+    ]
     assert interps[0].lemma == "zrobić"
 
 
@@ -41,7 +45,9 @@ def test_final_pos_and_abbreviation_dots() -> None:
     assert "praet" in morph.final_pos("zrobił")
     assert morph.takes_abbreviation_dot("np") and morph.takes_abbreviation_dot("m.in")
     assert morph.takes_abbreviation_dot("2024r") and not morph.takes_abbreviation_dot("kot")
-    assert morph.ends_with_abbreviation_dot("tzw.") and not morph.ends_with_abbreviation_dot("kotem.")
+    assert morph.ends_with_abbreviation_dot("tzw.") and not morph.ends_with_abbreviation_dot(
+        "kotem."
+    )
 
 
 def test_has_longer_form_uses_the_lemma_paradigm() -> None:
@@ -54,7 +60,8 @@ def test_has_longer_form_uses_the_lemma_paradigm() -> None:
 
 
 @pytest.mark.parametrize(
-    "word", ["zrobił", "zrobiłby", "zrobili", "miała", "gdzie", "Gdzieś", "czyż", "jednak", "ZROBIŁ"]
+    "word",
+    ["zrobił", "zrobiłby", "zrobili", "miała", "gdzie", "Gdzieś", "czyż", "jednak", "ZROBIŁ"],
 )
 def test_hosts_of_clitics_can_extend(word: str) -> None:
     assert is_complete_word(word)
@@ -62,7 +69,9 @@ def test_hosts_of_clitics_can_extend(word: str) -> None:
     assert not safe_to_cut(f"Wczoraj {word}")
 
 
-@pytest.mark.parametrize("word", ["zrobiłbyś", "zrobiłbym", "zrobiłeś", "zrobiłaś", "zrobiliśmy", "miałabym", "ZROBIŁEM"])
+@pytest.mark.parametrize(
+    "word", ["zrobiłbyś", "zrobiłbym", "zrobiłeś", "zrobiłaś", "zrobiliśmy", "miałabym", "ZROBIŁEM"]
+)
 def test_words_with_clitics_attached_are_complete(word: str) -> None:
     assert is_complete_word(word)
     assert not can_extend(word)
@@ -97,7 +106,9 @@ def test_unnormalised_prefix_of_a_diacritic_is_not_safe() -> None:
 # --- abbreviations ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("abbr", ["m.in.", "np.", "tzw.", "itd.", "ul.", "prof.", "p.n.e.", "2024r."])
+@pytest.mark.parametrize(
+    "abbr", ["m.in.", "np.", "tzw.", "itd.", "ul.", "prof.", "p.n.e.", "2024r."]
+)
 def test_dotted_abbreviations_are_complete_and_safe(abbr: str) -> None:
     assert is_complete_word(abbr)
     assert not can_extend(abbr)
@@ -172,7 +183,9 @@ def test_short_words_always_may_extend() -> None:
 # --- punctuation, unknown words, emoji --------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["Dom.", "tak,", "Naprawdę?!", "koniec…", "(Łódź)", "„Łódź”", "To wszystko...", ""])
+@pytest.mark.parametrize(
+    "text", ["Dom.", "tak,", "Naprawdę?!", "koniec…", "(Łódź)", "„Łódź”", "To wszystko...", ""]
+)
 def test_word_ending_punctuation_is_safe(text: str) -> None:
     assert safe_to_cut(text)
 
@@ -194,8 +207,19 @@ def test_trailing_fragment() -> None:
 
 @pytest.mark.parametrize(
     ("left", "right"),
-    [("zrobił", "by"), ("kot ", "pies"), ("\n", "\n"), (".", ".."), ("?", "!"), ("2024", "5"), ("2024", "r."),
-     ("XX", "1"), ("👍", "\U0001f3fd"), ("e", "\u0328"), ("\u200d", "x")],
+    [
+        ("zrobił", "by"),
+        ("kot ", "pies"),
+        ("\n", "\n"),
+        (".", ".."),
+        ("?", "!"),
+        ("2024", "5"),
+        ("2024", "r."),
+        ("XX", "1"),
+        ("👍", "\U0001f3fd"),
+        ("e", "\u0328"),
+        ("\u200d", "x"),
+    ],
 )
 def test_merge_risk(left: str, right: str) -> None:
     assert merge_risk(left, right)
@@ -203,7 +227,16 @@ def test_merge_risk(left: str, right: str) -> None:
 
 @pytest.mark.parametrize(
     ("left", "right"),
-    [("kot", " pies"), ("kot", "."), ("tak", "!"), ("5", "%"), ("(", "Łódź"), ("kot", ""), ("", "kot"), ("np.", " ")],
+    [
+        ("kot", " pies"),
+        ("kot", "."),
+        ("tak", "!"),
+        ("5", "%"),
+        ("(", "Łódź"),
+        ("kot", ""),
+        ("", "kot"),
+        ("np.", " "),
+    ],
 )
 def test_no_merge_risk(left: str, right: str) -> None:
     assert not merge_risk(left, right)

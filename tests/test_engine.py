@@ -6,20 +6,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from decoder.drafter import ModelDrafter
+from decoder.drafting.drafter import ModelDrafter
+from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import Engine, FixedPolicy, PromptTooLong
-from decoder.lookup import LookupDrafter
 from decoder.sampling import Sampling
 from tests.texts import texts
 
-SLOW_OK = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                          HealthCheck.too_slow])
+SLOW_OK = settings(
+    deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def run(engine: Engine, text: str, policy, max_tokens: int, sampling=Sampling()):
     ids, pieces, stats = [], [], None
-    for chunk in engine.generate(engine.encode(text), max_tokens=max_tokens, policy=policy,
-                                 sampling=sampling, prompt_text=text):
+    for chunk in engine.generate(
+        engine.encode(text),
+        max_tokens=max_tokens,
+        policy=policy,
+        sampling=sampling,
+        prompt_text=text,
+    ):
         ids += chunk.ids
         pieces.append(chunk.text)
         stats = chunk.stats
@@ -43,8 +49,11 @@ def test_tiny_gemma_speculative_equals_plain(tiny_gemma, tiny_gemma_drafter, tex
     """Random Gemma-3 (16-token sliding window, so rewinds cross the window) + Gemma tokenizer."""
     engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
     vocab = len(engine.table)
-    drafter = {"lookup": LookupDrafter(), "near": ModelDrafter(tiny_gemma_drafter.model, vocab),
-               "self": ModelDrafter(tiny_gemma.model, vocab)}[which]
+    drafter = {
+        "lookup": LookupDrafter(),
+        "near": ModelDrafter(tiny_gemma_drafter.model, vocab),
+        "self": ModelDrafter(tiny_gemma.model, vocab),
+    }[which]
     stats = check_same(engine, text, drafter, k, max_tokens=40)
     if which == "self":
         assert stats.acceptance_rate == 1.0
@@ -78,7 +87,7 @@ def test_rewind_matches_recompute(tiny_gemma):
     """Logits after feed + rewind + feed equal those of a fresh cache (sliding layers included)."""
     import mlx.core as mx
 
-    from decoder.runner import ModelRunner
+    from decoder.backends.mlx import ModelRunner
 
     ids = tiny_gemma.tokenizer.encode("Zażółć gęślą jaźń. " * 6)
     a, b = ModelRunner(tiny_gemma.model), ModelRunner(tiny_gemma.model)
@@ -112,7 +121,9 @@ def test_prompt_longer_than_context(tiny_gemma):
     engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
     engine.context_length = 8
     with pytest.raises(PromptTooLong):
-        run(engine, "to jest zdecydowanie zbyt długi tekst na ten kontekst", FixedPolicy(None, 0), 4)
+        run(
+            engine, "to jest zdecydowanie zbyt długi tekst na ten kontekst", FixedPolicy(None, 0), 4
+        )
 
 
 @settings(SLOW_OK, max_examples=4)

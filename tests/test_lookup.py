@@ -1,5 +1,5 @@
-from decoder.drafter import Context
-from decoder.lookup import LookupDrafter
+from decoder.drafting.drafter import Context
+from decoder.drafting.lookup import LookupDrafter
 from decoder.sampling import Keys, Sampling
 
 

@@ -16,10 +16,12 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
-TEXT = ("W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
-        "warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej "
-        "gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.\n\n"
-        "W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów")
+TEXT = (
+    "W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
+    "warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej "
+    "gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.\n\n"
+    "W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów"
+)
 
 
 class Editor:
@@ -33,13 +35,20 @@ class Editor:
         self.n += 1
         uri = f"file:///tmp/{name or f'doc{self.n}.md'}"
         self.texts[uri], self.versions[uri] = text, 1
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text=text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=1, text=text
+                )
+            )
+        )
         return uri
 
     def end(self, uri: str) -> types.Position:
         lines = self.texts[uri].split("\n")
-        return types.Position(line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2)
+        return types.Position(
+            line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2
+        )
 
     def type(self, uri: str, text: str) -> None:
         """Insert `text` at the end of the document, as a user typing."""
@@ -48,6 +57,7 @@ class Editor:
 
     def change(self, uri: str, rng: types.Range, text: str) -> None:
         lines = self.texts[uri].split("\n")
+
         def off(p):  # ASCII-safe enough for the ends of these documents: count UTF-16 on the line
             line = lines[p.line]
             i, used = 0, 0
@@ -55,37 +65,55 @@ class Editor:
                 used += len(line[i].encode("utf-16-le")) // 2
                 i += 1
             return sum(len(l) + 1 for l in lines[: p.line]) + i
+
         a, b = off(rng.start), off(rng.end)
         self.texts[uri] = self.texts[uri][:a] + text + self.texts[uri][b:]
         self.versions[uri] += 1
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-            content_changes=[types.TextDocumentContentChangePartial(range=rng, text=text)]))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[types.TextDocumentContentChangePartial(range=rng, text=text)],
+            )
+        )
 
     def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         for change in params.edit.document_changes:
             uri = change.text_document.uri
             if change.text_document.version != self.versions[uri]:
-                return types.ApplyWorkspaceEditResult(applied=False, failure_reason="version mismatch")
+                return types.ApplyWorkspaceEditResult(
+                    applied=False, failure_reason="version mismatch"
+                )
             for edit in change.edits:
                 self.change(uri, edit.range, edit.new_text)
         return types.ApplyWorkspaceEditResult(applied=True)
 
 
-@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=[sys.executable, "-m", "lsp_server.cli", "serve"],
-    server_env={**os.environ, "PYTHONPATH": str(ROOT)}))
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "lsp_server.cli", "serve"],
+        server_env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ),
+)
 async def client(lsp_client: LanguageClient):
     editor = Editor(lsp_client)
     lsp_client.editor = editor
     lsp_client.feature(types.WORKSPACE_APPLY_EDIT)(lambda ls, params: editor.apply(params))
     lsp_client.feature("bielik/status")(lambda ls, params: editor.statuses.append(params))
-    result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(
-            window=types.WindowClientCapabilities(work_done_progress=True),
-            workspace=types.WorkspaceClientCapabilities(
-                apply_edit=True, workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True))),
-        initialization_options={"debounceMs": 20, "inlineMaxTokens": 12, "timeBudgetMs": 20000}))
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                workspace=types.WorkspaceClientCapabilities(
+                    apply_edit=True,
+                    workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+                ),
+            ),
+            initialization_options={"debounceMs": 20, "inlineMaxTokens": 12, "timeBudgetMs": 20000},
+        )
+    )
     assert result.capabilities.inline_completion_provider is not None
     for _ in range(1500):  # up to 5 minutes: a loaded CI machine may convert the models first
         if any(s.state in ("ready", "error") for s in editor.statuses):
@@ -97,20 +125,29 @@ async def client(lsp_client: LanguageClient):
 
 
 def inline(client: LanguageClient, uri: str, pos: types.Position):
-    return client.text_document_inline_completion_async(types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=pos,
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)))
+    return client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=pos,
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Automatic
+            ),
+        )
+    )
 
 
 async def stats(client: LanguageClient, uri: str | None = None) -> dict:
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="bielik.showStats", arguments=[uri] if uri else []))
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="bielik.showStats", arguments=[uri] if uri else [])
+    )
 
 
 async def test_loading_reported_with_progress(client: LanguageClient):
     states = [s.state for s in client.editor.statuses]
     assert states[0] == "loading" and "ready" in states
-    loads = [r for r in client.progress_reports.values() if r and r[0].title == "Bielik: loading models"]
+    loads = [
+        r for r in client.progress_reports.values() if r and r[0].title == "Bielik: loading models"
+    ]
     assert loads and isinstance(loads[0][-1], types.WorkDoneProgressEnd)
 
 
@@ -126,7 +163,7 @@ async def test_inline_completion_for_polish(client: LanguageClient):
     typed = text[: text.index(" ", 1) if " " in text[1:] else len(text) - 1]
     client.editor.type(uri, typed)
     again = await inline(client, uri, client.editor.end(uri))
-    assert again.items[0].insert_text == text[len(typed):]
+    assert again.items[0].insert_text == text[len(typed) :]
     after = (await stats(client, uri))["files"][uri]
     assert after["cache_hits"] == before["cache_hits"] + 1
     assert after["generated_tokens"] == before["generated_tokens"]
@@ -134,18 +171,26 @@ async def test_inline_completion_for_polish(client: LanguageClient):
 
 async def test_text_after_cursor_is_not_repeated(client: LanguageClient):
     uri = client.editor.open("Ala ma kota. Kot ma Alę. Ala ma kota. Kot ma Alę. Ala ma kota.")
-    result = await inline(client, uri, types.Position(line=0, character=len("Ala ma kota. Kot ma Alę. Ala ma")))
+    result = await inline(
+        client, uri, types.Position(line=0, character=len("Ala ma kota. Kot ma Alę. Ala ma"))
+    )
     assert not any(i.insert_text.strip().startswith("kota.") for i in result.items)
 
 
 async def test_cancel_request_gives_32800(client: LanguageClient):
     uri = client.editor.open(TEXT)
-    params = types.InlineCompletionParams(text_document=types.TextDocumentIdentifier(uri=uri),
-                                          position=client.editor.end(uri),
-                                          context=types.InlineCompletionContext(
-                                              trigger_kind=types.InlineCompletionTriggerKind.Invoked))
-    future = asyncio.ensure_future(client.protocol.send_request_async(
-        types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id="cancel-me"))
+    params = types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=client.editor.end(uri),
+        context=types.InlineCompletionContext(
+            trigger_kind=types.InlineCompletionTriggerKind.Invoked
+        ),
+    )
+    future = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id="cancel-me"
+        )
+    )
     await asyncio.sleep(0.05)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
     with pytest.raises(JsonRpcException) as err:
@@ -167,17 +212,29 @@ async def test_superseded_request_delivers_no_stale_suggestion(client: LanguageC
 async def test_continue_document_streams_edits_and_stops_on_cancel(client: LanguageClient):
     uri = client.editor.open(TEXT)
     original = client.editor.texts[uri]
-    done = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 10}]))
+    done = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 10}]
+        )
+    )
     assert done["text"] and client.editor.texts[uri] == original + done["text"]
     assert done["stopReason"] in ("max_tokens", "paragraph", "eos")
-    token, reports = next((t, r) for t, r in client.progress_reports.items()
-                          if r and r[0].title == "Bielik: continuing the document" and t)
+    token, reports = next(
+        (t, r)
+        for t, r in client.progress_reports.items()
+        if r and r[0].title == "Bielik: continuing the document" and t
+    )
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     # $/cancelRequest stops it: -32800, and the document keeps only what was applied.
-    future = asyncio.ensure_future(client.protocol.send_request_async(
-        types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(
-            command="bielik.continueDocument", arguments=[uri, None, 200]), msg_id="continue-cancel"))
+    future = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(
+                command="bielik.continueDocument", arguments=[uri, None, 200]
+            ),
+            msg_id="continue-cancel",
+        )
+    )
     await asyncio.sleep(1.5)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="continue-cancel"))
     with pytest.raises(JsonRpcException) as err:
@@ -190,17 +247,24 @@ async def test_continue_document_streams_edits_and_stops_on_cancel(client: Langu
 
 
 async def test_toggle_and_magic_comment_change_speculation(client: LanguageClient):
-    text = "Liczymy: jeden, dwa, trzy, cztery, pięć, sześć, siedem, osiem, dziewięć, dziesięć. " * 3 + "Jeden, dwa,"
+    text = (
+        "Liczymy: jeden, dwa, trzy, cztery, pięć, sześć, siedem, osiem, dziewięć, dziesięć. " * 3
+        + "Jeden, dwa,"
+    )
     uri = client.editor.open(text)
-    off = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="bielik.toggleSpeculation", arguments=[uri, "off"]))
+    off = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="bielik.toggleSpeculation", arguments=[uri, "off"])
+    )
     assert off["drafter"] == "none"
     await inline(client, uri, client.editor.end(uri))
     f = (await stats(client, uri))["files"][uri]
     assert f["drafted"] == 0 and f["speculation"] == "off" and f["source"] == "toggle"
-    uri = client.editor.open(text)  # a fresh file: the same text would come from the suggestion cache
-    on = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="bielik.toggleSpeculation", arguments=[uri, "on"]))
+    uri = client.editor.open(
+        text
+    )  # a fresh file: the same text would come from the suggestion cache
+    on = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="bielik.toggleSpeculation", arguments=[uri, "on"])
+    )
     assert on["drafter"] == "auto"  # the default drafter; "on" makes auto speculate even on prose
     await inline(client, uri, client.editor.end(uri))
     f = (await stats(client, uri))["files"][uri]
@@ -214,9 +278,12 @@ async def test_toggle_and_magic_comment_change_speculation(client: LanguageClien
 
 
 async def test_configuration_change_takes_effect_and_bad_values_are_refused(client: LanguageClient):
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"bielik": {"inlineMaxTokens": 3, "k": 2}}))
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"k": "many"}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"bielik": {"inlineMaxTokens": 3, "k": 2}})
+    )
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"k": "many"})
+    )
     await asyncio.sleep(0.2)
     config = (await stats(client))["config"]
     assert config["inlineMaxTokens"] == 3 and config["k"] == 2
@@ -224,8 +291,9 @@ async def test_configuration_change_takes_effect_and_bad_values_are_refused(clie
     uri = client.editor.open(TEXT)
     await inline(client, uri, client.editor.end(uri))
     assert (await stats(client, uri))["files"][uri]["generated_tokens"] <= 3
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"inlineMaxTokens": 12, "k": 4}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"inlineMaxTokens": 12, "k": 4})
+    )
 
 
 async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: LanguageClient):
@@ -236,27 +304,72 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: Lang
 
     malformed = asyncio.get_running_loop().create_future()
     client.protocol._request_futures["malformed"] = malformed
-    client.protocol._send_data({"jsonrpc": "2.0", "id": "malformed", "method": types.TEXT_DOCUMENT_INLINE_COMPLETION,
-                                "params": {"textDocument": {"uri": "file:///x"}}})
+    client.protocol._send_data(
+        {
+            "jsonrpc": "2.0",
+            "id": "malformed",
+            "method": types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            "params": {"textDocument": {"uri": "file:///x"}},
+        }
+    )
     with pytest.raises(JsonRpcException) as err:
         await malformed
     assert err.value.code == -32602
     unknown = types.TextDocumentIdentifier(uri="file:///never-opened.md")
-    assert await code(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionParams(
-        text_document=unknown, position=types.Position(line=0, character=0),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))) == -32602
+    assert (
+        await code(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            types.InlineCompletionParams(
+                text_document=unknown,
+                position=types.Position(line=0, character=0),
+                context=types.InlineCompletionContext(
+                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
+                ),
+            ),
+        )
+        == -32602
+    )
     uri = client.editor.open("Zażółć 😀 gęślą jaźń")
-    assert await code(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=0),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))) == -32602
-    inside_pair = await inline(client, uri, types.Position(line=0, character=8))  # between the surrogates
+    assert (
+        await code(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            types.InlineCompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=5, character=0),
+                context=types.InlineCompletionContext(
+                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
+                ),
+            ),
+        )
+        == -32602
+    )
+    inside_pair = await inline(
+        client, uri, types.Position(line=0, character=8)
+    )  # between the surrogates
     assert all("\ufffd" not in i.insert_text for i in inside_pair.items)
     binary = client.editor.open("abc\x00\x01\x02def")
-    assert await code(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=binary), position=types.Position(line=0, character=2),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))) == -32803
-    assert await code(types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(
-        command="bielik.toggleSpeculation", arguments=[uri, "sometimes"])) == -32602
+    assert (
+        await code(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION,
+            types.InlineCompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=binary),
+                position=types.Position(line=0, character=2),
+                context=types.InlineCompletionContext(
+                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
+                ),
+            ),
+        )
+        == -32803
+    )
+    assert (
+        await code(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(
+                command="bielik.toggleSpeculation", arguments=[uri, "sometimes"]
+            ),
+        )
+        == -32602
+    )
     many = [inline(client, uri, types.Position(line=0, character=c)) for c in range(0, 20, 2)]
     results = await asyncio.gather(*many)
     assert all(len(r.items) <= 1 for r in results)

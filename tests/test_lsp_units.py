@@ -7,10 +7,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from decoder.config import ConfigError, Settings
-from lsp_server.completion import (Prompt, SuggestionCache, align, avoid_repeat, build_prompt, cut,
-                                   prompt_window, unit_end)
-from lsp_server.documents import (NotText, PositionError, check_text, column_to_index, index_to_column,
-                                  magic_mode, offset_at, position_at, split_at)
+from lsp_server.completion import (
+    Prompt,
+    SuggestionCache,
+    align,
+    avoid_repeat,
+    build_prompt,
+    cut,
+    prompt_window,
+    unit_end,
+)
+from lsp_server.documents import (
+    NotText,
+    PositionError,
+    check_text,
+    column_to_index,
+    index_to_column,
+    magic_mode,
+    offset_at,
+    position_at,
+    split_at,
+)
 from lsp_server.settings import Config, ServerOptions
 from lsp_server.speculation import drafter_for
 
@@ -38,7 +55,7 @@ def test_offsets_lines_and_errors():
 @given(st.text(alphabet=st.sampled_from("aż😀\n \r"), max_size=30), st.data())
 def test_position_roundtrip(text, data):
     offset = data.draw(st.integers(0, len(text)))
-    if offset and text[offset - 1] == "\r" and text[offset:offset + 1] == "\n":
+    if offset and text[offset - 1] == "\r" and text[offset : offset + 1] == "\n":
         offset -= 1  # between \r and \n is no position
     line, character = position_at(text, offset)
     assert offset_at(text, line, character) == offset
@@ -61,7 +78,10 @@ def test_cut_at_sentence_clause_or_whole_word():
     assert cut(" w 1878 r. poszedł do domu. Dalej", finished=False) == " w 1878 r. poszedł do domu."
     assert cut(" np. psa i kota. Dalej", finished=False) == " np. psa i kota."
     assert cut(" pierwsza linia\ndruga", finished=False) == " pierwsza linia"
-    assert cut(" kiedy świat polityczny zajmował się, warszawscy kup", finished=False) == " kiedy świat polityczny zajmował się,"
+    assert (
+        cut(" kiedy świat polityczny zajmował się, warszawscy kup", finished=False)
+        == " kiedy świat polityczny zajmował się,"
+    )
     assert cut(" i psa a potem poszli do", finished=False) == " i psa a potem poszli"
     assert cut(" kota", finished=False) == ""  # the only word may be unfinished
     assert cut(" kota", finished=True) == " kota"
@@ -108,15 +128,28 @@ def test_suggestion_cache_follows_typing():
 
 def test_config_updates_validate_and_keep_old_values():
     config = Config(Settings(), ServerOptions())
-    new = config.updated({"bielik": {"debounceMs": 50, "k": 2, "maxTokens": 8, "languages": ["markdown"]}})
+    new = config.updated(
+        {"bielik": {"debounceMs": 50, "k": 2, "maxTokens": 8, "languages": ["markdown"]}}
+    )
     assert new.server.debounce_ms == 50 and new.engine.k == 2 and new.engine.max_tokens == 8
-    assert new.server.serves("file:///a.md", "markdown") and not new.server.serves("file:///a.py", "python")
-    for bad in ({"k": "4"}, {"k": 99}, {"debounceMs": -1}, {"colour": "red"}, {"drafter": "magic"}, []):
+    assert new.server.serves("file:///a.md", "markdown") and not new.server.serves(
+        "file:///a.py", "python"
+    )
+    for bad in (
+        {"k": "4"},
+        {"k": 99},
+        {"debounceMs": -1},
+        {"colour": "red"},
+        {"drafter": "magic"},
+        [],
+    ):
         with pytest.raises(ConfigError):
             config.updated(bad)
     assert config.updated(None) is config
     globbed = config.updated({"globs": ["*/notes/*.md"]}).server
-    assert globbed.serves("file:///home/x/notes/a.md", None) and not globbed.serves("file:///home/x/a.md", None)
+    assert globbed.serves("file:///home/x/notes/a.md", None) and not globbed.serves(
+        "file:///home/x/a.md", None
+    )
 
 
 def test_speculation_mapping():
@@ -131,4 +164,8 @@ def test_speculation_mapping():
 def test_null_resets_a_setting_to_its_default():
     config = Config(Settings(), ServerOptions()).updated({"seed": 7, "k": 3, "debounceMs": 5})
     reset = config.updated({"seed": None, "k": None, "debounceMs": None})
-    assert (reset.engine.seed, reset.engine.k, reset.server.debounce_ms) == (None, Settings().k, 150)
+    assert (reset.engine.seed, reset.engine.k, reset.server.debounce_ms) == (
+        None,
+        Settings().k,
+        150,
+    )

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from mlx_lm.models.cache import make_prompt_cache
 
-import decoder.gguf
-from decoder.models import ModelLoadError, load_model
+import decoder.backends.gguf
+from decoder.backends.models import ModelLoadError, load_model
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "reference_ids.json").read_text())
 SMOLLM = "embedded:smollm2-135m"
@@ -76,17 +76,22 @@ def greedy(model, prompt_ids: list[int], n: int) -> list[int]:
 
 
 @slow
-@pytest.mark.parametrize("case", REFERENCE["cases"], ids=lambda c: f"{c['model']}:{c['prompt'][:16]}")
+@pytest.mark.parametrize(
+    "case", REFERENCE["cases"], ids=lambda c: f"{c['model']}:{c['prompt'][:16]}"
+)
 def test_converted_models_match_transformers_reference(embedded, case):
     loaded = embedded[case["model"]]
     assert loaded.source == "embedded"
     assert loaded.tokenizer.encode(case["prompt"]) == case["prompt_ids"]
-    assert greedy(loaded.model, case["prompt_ids"], len(case["generated_ids"])) == case["generated_ids"]
+    assert (
+        greedy(loaded.model, case["prompt_ids"], len(case["generated_ids"]))
+        == case["generated_ids"]
+    )
 
 
 @slow
 def test_embedded_gguf_files_are_the_referenced_ones(embedded):
-    from decoder.embedded import embedded_gguf
+    from decoder.backends.embedded import embedded_gguf
 
     for case in REFERENCE["cases"]:
         path = embedded_gguf(case["model"].removeprefix("embedded:"))
@@ -101,7 +106,7 @@ def test_second_load_does_not_convert_again(embedded, monkeypatch):
     def no_conversion(*args, **kwargs):
         raise AssertionError("converted again")
 
-    monkeypatch.setattr(decoder.gguf, "_convert", no_conversion)
+    monkeypatch.setattr(decoder.backends.gguf, "_convert", no_conversion)
     again = load_model(SMOLLM, progress=False)
     assert again.path == path
     assert (path / "model.safetensors").stat().st_mtime_ns == written
@@ -129,13 +134,15 @@ def test_tiny_random_model_dir_loads_and_casts(tmp_path, smollm_tokenizer_dir):
 @slow
 def test_tokenizer_bigger_than_embedding_is_refused(tmp_path, smollm_tokenizer_dir):
     path = tiny_llama_dir(tmp_path, smollm_tokenizer_dir, vocab_size=1000)
-    with pytest.raises(ModelLoadError, match=r"tokenizer .* has 49152 tokens but model .* embeds 1000"):
+    with pytest.raises(
+        ModelLoadError, match=r"tokenizer .* has 49152 tokens but model .* embeds 1000"
+    ):
         load_model(str(path))
 
 
 @slow
 def test_truncated_gguf_is_refused(tmp_path, monkeypatch):
-    from decoder.embedded import smollm_gguf
+    from decoder.backends.embedded import smollm_gguf
 
     monkeypatch.setenv("BIELIK_LSP_CACHE", str(tmp_path / "cache"))
     truncated = tmp_path / "truncated.gguf"
@@ -195,7 +202,7 @@ def test_killed_conversion_leaves_no_directory(tmp_path, monkeypatch):
         (out / "model.safetensors").write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(decoder.gguf, "_convert", dies_halfway)
+    monkeypatch.setattr(decoder.backends.gguf, "_convert", dies_halfway)
     with pytest.raises(KeyboardInterrupt):
         decoder.gguf.convert_gguf(path)
     assert list((tmp_path / "cache" / "mlx").iterdir()) == []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from decoder.drafter import Context
+from decoder.drafting.drafter import Context
+from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import Engine
-from decoder.lookup import LookupDrafter
 from decoder.policy import Acceptance, AutoPolicy, Costs, best_k, measure_costs
 from decoder.stats import Cycle, RunStats
 from polish.content import classify
@@ -15,10 +15,12 @@ from tests.test_engine import run
 # Shaped like the measurements in NOTES.md (Gemma-3-270M, OpenBLAS, 2 cores).
 COSTS = Costs({1: 1.0, 2: 1.31, 3: 1.61, 5: 1.93, 9: 2.21}, 0.075, 0.7)
 LIST = "Lista:\n1. jabłka – 3 kg\n2. gruszki – 2 kg\n3. śliwki – 1 kg\n4."
-PROSE = ("W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
-         "wyborem nowego papieża albo szansami europejskiej wojny, warszawscy kupcy tudzież "
-         "inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej gorąco interesowała się "
-         "przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.")
+PROSE = (
+    "W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
+    "wyborem nowego papieża albo szansami europejskiej wojny, warszawscy kupcy tudzież "
+    "inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej gorąco interesowała się "
+    "przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski."
+)
 
 
 def expected_tokens(alpha: float, k: int) -> float:
@@ -41,6 +43,7 @@ def test_verify_ratio_interpolates_and_extrapolates():
 
 def test_break_even():
     """Low acceptance: no k pays; high acceptance: long drafts pay; a costly drafter pays less."""
+
     def iid(a):
         return lambda k: expected_tokens(a, k)
 
@@ -84,15 +87,22 @@ def test_prose_is_left_to_plain_decoding_unless_copying_or_forced():
     ctx = Context([1, 2, 3, 1, 2], PROSE, b"")  # a 2-token match: prose does not speculate on that
     auto = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(ctx, RunStats())
     assert auto.drafter is None and "prose" in auto.reason and "off" in auto.reason
-    forced = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE), override="on").choose(ctx, RunStats())
+    forced = AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE), override="on").choose(
+        ctx, RunStats()
+    )
     assert forced.drafter is lookup
     copying = Context([1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5], PROSE, b"")  # the model repeats itself
-    assert AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(copying, RunStats()).drafter is lookup
+    assert (
+        AutoPolicy({"lookup": lookup}, COSTS, classify(PROSE)).choose(copying, RunStats()).drafter
+        is lookup
+    )
 
 
 def test_structured_text_speculates_and_file_off_wins():
     ids = [5, 6, 7, 8, 9, 5, 6, 7, 8]
-    choice = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST)).choose(Context(ids, LIST, b""), RunStats())
+    choice = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST)).choose(
+        Context(ids, LIST, b""), RunStats()
+    )
     assert choice.drafter is not None and choice.k >= 2 and "structured" in choice.reason
     off = AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(LIST), override="off")
     assert off.choose(Context(ids, LIST, b""), RunStats()).drafter is None

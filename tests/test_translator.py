@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decoder.translator import MODES, Vocab, anchored, complete_utf8, split, translate
+from decoder.drafting.translator import MODES, Vocab, anchored, complete_utf8, split, translate
 from tests.mistral_tokenizer import MODEL_FILE, mistral_v1
 from tests.texts import texts
 
@@ -20,7 +20,11 @@ POLISH = [json.loads(line)["text"] for line in DEVSET.read_text(encoding="utf-8"
 
 @pytest.fixture(scope="module")
 def vocabs(gemma, smollm):
-    return {"gemma": Vocab(gemma.tokenizer), "smollm": Vocab(smollm.tokenizer), "mistral": Vocab(mistral_v1())}
+    return {
+        "gemma": Vocab(gemma.tokenizer),
+        "smollm": Vocab(smollm.tokenizer),
+        "mistral": Vocab(mistral_v1()),
+    }
 
 
 def test_mistral_v1_matches_sentencepiece():
@@ -79,7 +83,9 @@ def test_anchored_holds_back_a_word_that_may_grow(vocabs):
     assert anchored(g, committed, b"\xc5", 8) == []
 
 
-def oracle(target: Vocab, drafter: Vocab, text: str, k: int = 6, cycles: int = 25) -> tuple[int, int]:
+def oracle(
+    target: Vocab, drafter: Vocab, text: str, k: int = 6, cycles: int = 25
+) -> tuple[int, int]:
     """(accepted, covered) over cycles where the drafter proposes the true continuation.
 
     Each cycle the draft is the next k drafter tokens of the true text; the target tokens it
@@ -94,20 +100,24 @@ def oracle(target: Vocab, drafter: Vocab, text: str, k: int = 6, cycles: int = 2
             break
         rest = target.bytes(truth[pos:])
         dids, starts = drafter.tokenize(rest)
-        draft = drafter.bytes(dids[:k])[-min(starts[0], 0):]  # without a prepended space
+        draft = drafter.bytes(dids[:k])[-min(starts[0], 0) :]  # without a prepended space
         base = ends[pos - 1]
         closed = max(draft.rfind(b" "), draft.rfind(b"\n"))
         while closed > 0 and draft[closed - 1 : closed].isspace():  # whitespace runs merge
             closed -= 1
         cover = sum(1 for e in ends[pos:] if e - base <= closed)
         out = anchored(target, truth[:pos], draft, 16)
-        n = next((i for i, (a, b) in enumerate(zip(out, truth[pos:])) if a != b), min(len(out), cover))
+        n = next(
+            (i for i, (a, b) in enumerate(zip(out, truth[pos:])) if a != b), min(len(out), cover)
+        )
         accepted, covered = accepted + min(n, cover), covered + cover
         pos += n + 1  # the target adds its own token after the accepted ones
     return accepted, covered
 
 
-@pytest.mark.parametrize("pair", list(permutations(["gemma", "smollm", "mistral"], 2)), ids="-".join)
+@pytest.mark.parametrize(
+    "pair", list(permutations(["gemma", "smollm", "mistral"], 2)), ids="-".join
+)
 def test_oracle_drafts_are_accepted(vocabs, pair):
     target, drafter = vocabs[pair[0]], vocabs[pair[1]]
     accepted = covered = 0

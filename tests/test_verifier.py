@@ -5,7 +5,7 @@ from __future__ import annotations
 import mlx.core as mx
 import numpy as np
 
-from decoder.drafter import Draft
+from decoder.drafting.drafter import Draft
 from decoder.sampling import Keys, Sampling, probabilities
 from decoder.verifier import accept
 

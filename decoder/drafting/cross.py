@@ -9,11 +9,11 @@ the common prefix and feeds the rest in one pass; then k passes draft k tokens.
 
 from __future__ import annotations
 
-from .drafter import NO_DRAFT, Context, Draft
-from .runner import ModelRunner
-from .sampling import Keys, Sampling, choose
-from .stats import Clock
-from .translator import Vocab, anchor, split, translate
+from decoder.backends.mlx import ModelRunner
+from decoder.drafting.drafter import NO_DRAFT, Context, Draft
+from decoder.drafting.translator import Vocab, anchor, split, translate
+from decoder.sampling import Keys, Sampling, choose
+from decoder.stats import Clock
 
 
 class CrossDrafter:
@@ -35,9 +35,15 @@ class CrossDrafter:
     def resync(self, ctx: Context) -> None:
         """Make self.ids spell exactly ctx.generated, keeping every id whose text was accepted."""
         if ctx.prompt_text != self.prompt_text:
-            self.prompt_text, self.prompt, self.ids = ctx.prompt_text, self.vocab.encode_prompt(ctx.prompt_text), []
+            self.prompt_text, self.prompt, self.ids = (
+                ctx.prompt_text,
+                self.vocab.encode_prompt(ctx.prompt_text),
+                [],
+            )
         mine, gen = self.text(), ctx.generated
-        common = next((i for i, (a, b) in enumerate(zip(mine, gen)) if a != b), min(len(mine), len(gen)))
+        common = next(
+            (i for i, (a, b) in enumerate(zip(mine, gen)) if a != b), min(len(mine), len(gen))
+        )
         kept, end = 0, 0
         for i in self.ids:
             if end + len(self.vocab.table[i]) > common:
@@ -51,7 +57,9 @@ class CrossDrafter:
         for _ in range(3):
             start = anchor(self.vocab, full, start, floor)
             offset = len(self.vocab.bytes(full[floor:start]))
-            parts = split(self.vocab, [self.vocab.table[full[start - 1]] if start else b"", gen[offset:]])
+            parts = split(
+                self.vocab, [self.vocab.table[full[start - 1]] if start else b"", gen[offset:]]
+            )
             if parts is not None:
                 self.ids = full[floor:start] + parts[-1]
                 return
@@ -80,6 +88,13 @@ class CrossDrafter:
         clock.lap()
         # The drafted ids stay on as the drafter's text: next cycle keeps those the target accepted.
         self.ids = self.ids + drafted
-        ids = translate(self.translation, self.target, self.vocab, ctx.ids, drafted,
-                        self.vocab.bytes(drafted), k)
+        ids = translate(
+            self.translation,
+            self.target,
+            self.vocab,
+            ctx.ids,
+            drafted,
+            self.vocab.bytes(drafted),
+            k,
+        )
         return Draft(ids, None, translate_s + clock.lap())

@@ -13,6 +13,7 @@ LABELS = ("structured", "prose", "mixed")
 PAPER_R, PAPER_BETA = 0.071, 0.19  # the paper's fit: Bielik-11B 8-bit + Qwen2.5-1.5B 4-bit, M2 Pro
 BOOTSTRAP = 2000
 
+
 def bootstrap_ci(values: list[float], stat=np.mean, seed: int = 0) -> tuple[float, float]:
     """95% percentile bootstrap interval of `stat`."""
     x = np.asarray(values, dtype=float)
@@ -37,7 +38,14 @@ def break_even(acc: list[float], tps: list[float], base_tps: list[float], seed: 
     """
     a, t, b = (np.asarray(v, float) for v in (acc, tps, base_tps))
     if len(a) < 3 or np.ptp(a) == 0:
-        return {"n": len(a), "intercept": None, "slope": None, "break_even": None, "ci": (None, None), "no_slope": None}
+        return {
+            "n": len(a),
+            "intercept": None,
+            "slope": None,
+            "break_even": None,
+            "ci": (None, None),
+            "no_slope": None,
+        }
     intercept, slope = ols(a, t)
     rng = np.random.default_rng(seed)
     draws, flat = [], 0
@@ -52,9 +60,20 @@ def break_even(acc: list[float], tps: list[float], base_tps: list[float], seed: 
             continue
         draws.append((b[i].mean() - c) / s)
     point = (b.mean() - intercept) / slope if slope > 0 else None
-    ci = (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5))) if draws else (None, None)
-    return {"n": len(a), "intercept": intercept, "slope": slope, "break_even": point, "ci": ci,
-            "no_slope": flat / BOOTSTRAP, "base_tps": float(b.mean())}
+    ci = (
+        (float(np.percentile(draws, 2.5)), float(np.percentile(draws, 97.5)))
+        if draws
+        else (None, None)
+    )
+    return {
+        "n": len(a),
+        "intercept": intercept,
+        "slope": slope,
+        "break_even": point,
+        "ci": ci,
+        "no_slope": flat / BOOTSTRAP,
+        "base_tps": float(b.mean()),
+    }
 
 
 def main_grid(records: list[dict], k: int) -> list[dict]:
@@ -86,17 +105,24 @@ def pooled_acceptance(recs: list[dict]) -> float:
 def summary_row(recs: list[dict]) -> dict:
     """One condition aggregated over its excerpts."""
     s = [r["speedup"] for r in recs]
-    split = {p: sum(r["stats"]["time_split"][p] for r in recs) for p in ("draft", "translate", "verify", "other")}
+    split = {
+        p: sum(r["stats"]["time_split"][p] for r in recs)
+        for p in ("draft", "translate", "verify", "other")
+    }
     total = sum(split.values()) or 1.0
     return {
         "n": len(recs),
         "identical": sum(r["identical"] for r in recs) / len(recs),
-        "acceptance": float(np.mean([r["stats"]["acceptance_rate"] for r in drafting(recs)] or [np.nan])),
+        "acceptance": float(
+            np.mean([r["stats"]["acceptance_rate"] for r in drafting(recs)] or [np.nan])
+        ),
         "acceptance_pooled": pooled_acceptance(recs),
         "accepted_per_cycle": float(np.mean([r["stats"]["accepted_per_cycle"] for r in recs])),
         "tps": float(np.mean([r["stats"]["tokens_per_second"] for r in recs])),
-        "speedup_mean": float(np.mean(s)), "speedup_mean_ci": bootstrap_ci(s),
-        "speedup_median": float(np.median(s)), "speedup_median_ci": bootstrap_ci(s, np.median),
+        "speedup_mean": float(np.mean(s)),
+        "speedup_mean_ci": bootstrap_ci(s),
+        "speedup_median": float(np.median(s)),
+        "speedup_median_ci": bootstrap_ci(s, np.median),
         "time_split": {p: v / total for p, v in split.items()},
         "prefill_s": float(np.mean([r["stats"]["prefill_seconds"] for r in recs])),
         "drafter_prefill_s": float(np.mean([r["drafter_prefill_s"] for r in recs])),
@@ -111,7 +137,9 @@ def bucket_table(recs: list[dict]) -> dict[str, dict[int, tuple[float, int]]]:
             continue
         groups: dict[int, list[float]] = {}
         for r in drafting(of(recs, fam)):
-            groups.setdefault(min(int(r["stats"]["acceptance_rate"] * 10), 9), []).append(r["speedup"])
+            groups.setdefault(min(int(r["stats"]["acceptance_rate"] * 10), 9), []).append(
+                r["speedup"]
+            )
         out[fam] = {b: (float(np.mean(v)), len(v)) for b, v in sorted(groups.items())}
     return out
 
@@ -128,15 +156,27 @@ def measured_costs(records: list[dict]) -> dict:
     ratio = {n: (s / c) / step for n, (s, c) in sorted(sums.items()) if c}
     counts = {n: c for n, (s, c) in sorted(sums.items())}
     ns = [n for n in ratio if n > 1]
-    beta = float(np.sum([(ratio[n] - 1) * (n - 1) * counts[n] for n in ns]) /
-                 np.sum([(n - 1) ** 2 * counts[n] for n in ns])) if ns else float("nan")
+    beta = (
+        float(
+            np.sum([(ratio[n] - 1) * (n - 1) * counts[n] for n in ns])
+            / np.sum([(n - 1) ** 2 * counts[n] for n in ns])
+        )
+        if ns
+        else float("nan")
+    )
     drafter = {}
     for fam in families(records):
         recs = of(records, fam)
         steps = sum(r["draft_steps"] for r in recs)
         if fam.startswith("model/") and steps:
             drafter[fam] = sum(r["draft_s"] for r in recs) / steps / step
-    return {"step_s": step, "verify_ratio": ratio, "cycles": counts, "beta": beta, "drafter_ratio": drafter}
+    return {
+        "step_s": step,
+        "verify_ratio": ratio,
+        "cycles": counts,
+        "beta": beta,
+        "drafter_ratio": drafter,
+    }
 
 
 def cost_model_speedup(recs: list[dict], r: float, beta: float) -> float:
@@ -161,10 +201,16 @@ def disparity(recs: list[dict], fam: str) -> dict:
     speed = {lab: float(np.mean([r["speedup"] for r in v])) for lab, v in by_type.items()}
     acc = {lab: a for lab, v in by_type.items() if not np.isnan(a := pooled_acceptance(v))}
     best = max(acc.values(), default=0.0)
-    return {"speedup": speed, "acceptance": acc,
-            "spread": max(speed.values()) - min(speed.values()) if speed else float("nan"),
-            "fastest": max(speed, key=speed.get) if speed else "", "slowest": min(speed, key=speed.get) if speed else "",
-            "unfairness": float(np.mean([(best - a) ** 2 for a in acc.values()])) if acc else float("nan")}
+    return {
+        "speedup": speed,
+        "acceptance": acc,
+        "spread": max(speed.values()) - min(speed.values()) if speed else float("nan"),
+        "fastest": max(speed, key=speed.get) if speed else "",
+        "slowest": min(speed, key=speed.get) if speed else "",
+        "unfairness": float(np.mean([(best - a) ** 2 for a in acc.values()]))
+        if acc
+        else float("nan"),
+    }
 
 
 def analyse(records: list[dict], k: int) -> dict:
@@ -175,11 +221,23 @@ def analyse(records: list[dict], k: int) -> dict:
     spec = [f for f in families(grid) if f != "baseline"]
     return {
         "summary": {f: summary_row(of(grid, f)) for f in families(grid)},
-        "by_type": {f: {lab: summary_row(of(grid, f, lab)) for lab in LABELS if of(grid, f, lab)} for f in families(grid)},
-        "mismatches": [{k: r[k] for k in ("excerpt", "condition", "mismatch_at")} for r in records if not r["identical"]],
-        "break_even": {f: break_even([r["stats"]["acceptance_rate"] for r in drafting(of(grid, f))],
-                                     [r["stats"]["tokens_per_second"] for r in drafting(of(grid, f))],
-                                     [base_tps[r["excerpt"]] for r in drafting(of(grid, f))]) for f in spec},
+        "by_type": {
+            f: {lab: summary_row(of(grid, f, lab)) for lab in LABELS if of(grid, f, lab)}
+            for f in families(grid)
+        },
+        "mismatches": [
+            {k: r[k] for k in ("excerpt", "condition", "mismatch_at")}
+            for r in records
+            if not r["identical"]
+        ],
+        "break_even": {
+            f: break_even(
+                [r["stats"]["acceptance_rate"] for r in drafting(of(grid, f))],
+                [r["stats"]["tokens_per_second"] for r in drafting(of(grid, f))],
+                [base_tps[r["excerpt"]] for r in drafting(of(grid, f))],
+            )
+            for f in spec
+        },
         "buckets": bucket_table(grid),
         "costs": costs,
         "disparity": {f: disparity(grid, f) for f in spec},
@@ -195,10 +253,16 @@ def sweep_table(records: list[dict]) -> dict[str, dict[int, dict]]:
         if fam in ("baseline", "auto"):
             continue
         rows = [r for r in of(records, fam) if r["sweep"]]
-        out[fam] = {k: {"n": len(v), "acceptance": pooled_acceptance(v),
-                        "speedup_median": float(np.median([r["speedup"] for r in v])),
-                        "speedup_mean": float(np.mean([r["speedup"] for r in v]))}
-                    for k in sorted({r["k"] for r in rows}) if (v := [r for r in rows if r["k"] == k])}
+        out[fam] = {
+            k: {
+                "n": len(v),
+                "acceptance": pooled_acceptance(v),
+                "speedup_median": float(np.median([r["speedup"] for r in v])),
+                "speedup_mean": float(np.mean([r["speedup"] for r in v])),
+            }
+            for k in sorted({r["k"] for r in rows})
+            if (v := [r for r in rows if r["k"] == k])
+        }
     return out
 
 
@@ -215,11 +279,16 @@ def prediction(grid: list[dict], costs: dict) -> dict:
         recs = of(grid, fam)
         r_paper = PAPER_R if fam.startswith("model/") else 0.0
         r_here = costs["drafter_ratio"].get(fam, 0.0)
-        out[fam] = {"acceptance": pooled_acceptance(recs),
-                    "bielik": cost_model_speedup(recs, r_paper, PAPER_BETA),
-                    "bielik_by_type": {lab: cost_model_speedup(of(recs, fam, lab), r_paper, PAPER_BETA)
-                                       for lab in LABELS if of(recs, fam, lab)},
-                    "break_even": r_paper + PAPER_BETA,
-                    "model_here": cost_model_speedup(recs, r_here, costs["beta"]),
-                    "measured_here": float(np.mean([r["speedup"] for r in recs]))}
+        out[fam] = {
+            "acceptance": pooled_acceptance(recs),
+            "bielik": cost_model_speedup(recs, r_paper, PAPER_BETA),
+            "bielik_by_type": {
+                lab: cost_model_speedup(of(recs, fam, lab), r_paper, PAPER_BETA)
+                for lab in LABELS
+                if of(recs, fam, lab)
+            },
+            "break_even": r_paper + PAPER_BETA,
+            "model_here": cost_model_speedup(recs, r_here, costs["beta"]),
+            "measured_here": float(np.mean([r["speedup"] for r in recs])),
+        }
     return out

@@ -43,12 +43,12 @@ def load_model(spec: str, *, dtype: str | None = None, progress: bool = True) ->
 
 def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tuple[Path, str]:
     """(local MLX/HF directory, source kind) for a spec, converting or downloading as needed."""
-    # Imported here: they pull in transformers and gguf, and import decoder.models themselves.
-    from decoder.embedded import embedded_gguf
-    from decoder.gguf import convert_gguf
+    # Imported here: they pull in transformers and gguf, and import decoder.backends.models themselves.
+    from decoder.backends.embedded import embedded_gguf
+    from decoder.backends.gguf import convert_gguf
 
     if spec.startswith(EMBEDDED_PREFIX):
-        gguf_path = embedded_gguf(spec[len(EMBEDDED_PREFIX):])
+        gguf_path = embedded_gguf(spec[len(EMBEDDED_PREFIX) :])
         return convert_gguf(gguf_path, dtype=dtype or "float32", progress=progress), "embedded"
     path = Path(spec).expanduser()
     if path.suffix.lower() == ".gguf":
@@ -71,7 +71,9 @@ def _download(repo: str) -> Path:
 
     try:
         return download(repo)
-    except Exception as error:  # network, auth and not-found errors all end the same way for the user
+    except (
+        Exception
+    ) as error:  # network, auth and not-found errors all end the same way for the user
         raise ModelLoadError(
             f"{repo!r} is no local path and cannot be fetched from the Hugging Face hub: {_one_line(error)}"
         ) from None
@@ -94,12 +96,16 @@ def _check_tokenizer_fits(model: "nn.Module", tokenizer: "TokenizerWrapper", spe
     import mlx.nn as nn
 
     tokens = max(tokenizer.get_vocab().values()) + 1
-    embeddings = [m for _, m in model.named_modules() if isinstance(m, (nn.Embedding, nn.QuantizedEmbedding))]
+    embeddings = [
+        m for _, m in model.named_modules() if isinstance(m, (nn.Embedding, nn.QuantizedEmbedding))
+    ]
     if not embeddings:
         return
     rows = max(m.weight.shape[0] for m in embeddings)  # the token table, not e.g. GPT-2's positions
     if tokens > rows:
-        raise ModelLoadError(f"tokenizer of {spec} has {tokens} tokens but model {spec} embeds {rows}")
+        raise ModelLoadError(
+            f"tokenizer of {spec} has {tokens} tokens but model {spec} embeds {rows}"
+        )
 
 
 def _one_line(error: BaseException) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from decoder.models import DTYPES, ModelLoadError
+from decoder.backends.models import DTYPES, ModelLoadError
 
 # Bump when the output of a conversion changes, so that stale cached directories are not reused.
 CONVERTER_VERSION = 1
@@ -44,7 +44,11 @@ def file_sha256(path: Path) -> str:
     with path.open("rb") as file:
         while block := file.read(1 << 20):
             digest.update(block)
-    index[str(path)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest.hexdigest()}
+    index[str(path)] = {
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "sha256": digest.hexdigest(),
+    }
     _write_atomically(index_path, json.dumps(index, indent=1))
     return digest.hexdigest()
 
@@ -90,13 +94,17 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
     from mlx_lm.utils import _get_classes, save_config, save_model
     from tqdm import tqdm
 
-    bar = tqdm(desc=f"converting {gguf_path.name}", unit="tensor", file=sys.stderr, disable=not progress)
+    bar = tqdm(
+        desc=f"converting {gguf_path.name}", unit="tensor", file=sys.stderr, disable=not progress
+    )
     with bar:
         bar.set_postfix_str("reading header")
         reader = _read(gguf_path)
         config = gguf_config(reader, gguf_path.name)
         model_class, args_class = _get_classes(config)
-        model = model_class(args_class.from_dict(config))  # parameters stay lazy: nothing is allocated
+        model = model_class(
+            args_class.from_dict(config)
+        )  # parameters stay lazy: nothing is allocated
         names = _hf_names(config, reader, [name for name, _ in tree_flatten(model.parameters())])
         bar.reset(total=len(reader.tensors) + 1)
         bar.set_postfix_str("weights")
@@ -116,7 +124,9 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
         try:
             model.load_weights(list(weights.items()), strict=True)
         except ValueError as error:
-            raise ModelLoadError(f"{gguf_path.name}: weights do not fit the model: {error}") from None
+            raise ModelLoadError(
+                f"{gguf_path.name}: weights do not fit the model: {error}"
+            ) from None
         save_model(out, model, donate_model=True)
         save_config(config, out / "config.json")
         bar.set_postfix_str("tokenizer")
@@ -130,7 +140,9 @@ def _read(gguf_path: Path):
 
     try:
         return GGUFReader(gguf_path)
-    except Exception as error:  # a damaged file fails in many ways (bad magic, short data): same here
+    except (
+        Exception
+    ) as error:  # a damaged file fails in many ways (bad magic, short data): same here
         raise ModelLoadError(
             f"{gguf_path} is not a readable GGUF file (truncated or corrupt?): "
             f"{type(error).__name__}: {error}"
@@ -153,7 +165,9 @@ def gguf_config(reader, name: str) -> dict:
     if "token_embd.weight" not in tensors:
         raise ModelLoadError(f"{name}: no token_embd.weight tensor")
     if "rope_freqs.weight" in tensors:
-        raise ModelLoadError(f"{name}: per-frequency RoPE scaling (rope_freqs, Llama 3.1) is not supported")
+        raise ModelLoadError(
+            f"{name}: per-frequency RoPE scaling (rope_freqs, Llama 3.1) is not supported"
+        )
 
     def key(suffix: str, default=None):
         value = _field(reader, f"{arch}.{suffix}", default)
@@ -215,7 +229,9 @@ def _hf_names(config: dict, reader, model_names: list[str]) -> dict[str, str]:
 def _fix_tensor(config: dict, name: str, array: np.ndarray) -> np.ndarray:
     """Undo what llama.cpp's converter did to a tensor on its way into the GGUF."""
     if config["model_type"] == "llama" and (".attn_q." in name or ".attn_k." in name):
-        heads = config["num_attention_heads"] if ".attn_q." in name else config["num_key_value_heads"]
+        heads = (
+            config["num_attention_heads"] if ".attn_q." in name else config["num_key_value_heads"]
+        )
         # llama.cpp permutes q/k rows for its rotary layout; the inverse of its permute():
         return array.reshape(heads, -1, 2, *array.shape[1:]).swapaxes(1, 2).reshape(array.shape)
     if config["model_type"] == "gemma3_text" and name.endswith("norm.weight"):
@@ -247,13 +263,24 @@ def gguf_tokenizer(reader):
     if "tokens" not in tokenizer_dict:
         raise ModelLoadError("GGUF file carries no tokenizer (tokenizer.ggml.tokens missing)")
     if tokenizer_dict.get("tokenizer_type") == "llama":
-        tokenizer_config.setdefault("add_bos_token", True)  # llama.cpp's default for SentencePiece files
-    specials = {"bos_token": "bos", "eos_token": "eos", "unk_token": "unknown", "pad_token": "padding"}
+        tokenizer_config.setdefault(
+            "add_bos_token", True
+        )  # llama.cpp's default for SentencePiece files
+    specials = {
+        "bos_token": "bos",
+        "eos_token": "eos",
+        "unk_token": "unknown",
+        "pad_token": "padding",
+    }
     for name, key in specials.items():
         token_id = _field(reader, f"tokenizer.ggml.{key}_token_id")
-        tokenizer_config[name] = tokenizer_dict["tokens"][token_id] if token_id is not None else None
+        tokenizer_config[name] = (
+            tokenizer_dict["tokens"][token_id] if token_id is not None else None
+        )
     try:
-        backend, extra = convert_gguf_tokenizer(_field(reader, "general.architecture"), tokenizer_dict)
+        backend, extra = convert_gguf_tokenizer(
+            _field(reader, "general.architecture"), tokenizer_dict
+        )
     except ValueError as error:
         raise ModelLoadError(f"cannot build a tokenizer from this GGUF: {error}") from None
     return PreTrainedTokenizerFast(tokenizer_object=backend, **tokenizer_config, **extra)

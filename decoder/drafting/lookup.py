@@ -9,8 +9,8 @@ each step; this keeps an incremental index so a cycle costs O(max_ngram), not O(
 
 from __future__ import annotations
 
-from .drafter import NO_DRAFT, Context, Draft
-from .sampling import Keys, Sampling
+from decoder.drafting.drafter import NO_DRAFT, Context, Draft
+from decoder.sampling import Keys, Sampling
 
 
 class LookupDrafter:

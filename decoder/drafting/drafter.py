@@ -14,9 +14,9 @@ from typing import Protocol
 
 import mlx.core as mx
 
-from .runner import ModelRunner
-from .sampling import Keys, Sampling, choose, probabilities
-from .stats import Clock
+from decoder.backends.mlx import ModelRunner
+from decoder.sampling import Keys, Sampling, choose, probabilities
+from decoder.stats import Clock
 
 
 @dataclass
@@ -75,7 +75,9 @@ class ModelDrafter:
         return Draft(ids, mx.concatenate(dists) if dists else None)
 
 
-def timed(drafter: Drafter, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> tuple[Draft, float]:
+def timed(
+    drafter: Drafter, ctx: Context, k: int, sampling: Sampling, keys: Keys
+) -> tuple[Draft, float]:
     """Propose and return the draft with the seconds spent drafting (translation excluded)."""
     clock = Clock()
     draft = drafter.propose(ctx, k, sampling, keys)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import BOOTSTRAP, LABELS, PAPER_BETA, PAPER_R, drafting, main_grid, of
+from decoder.bench.analysis import BOOTSTRAP, LABELS, PAPER_BETA, PAPER_R, drafting, main_grid, of
+
 
 def fmt(x, spec: str = ".2f") -> str:
     return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, spec)
@@ -22,33 +23,81 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def headline(a: dict) -> str:
-    rows = [[f, str(s["n"]), f"{s['identical']:.0%}", fmt(s["acceptance"], ".1%"), fmt(s["accepted_per_cycle"]),
-             fmt(s["tps"], ".1f"), f"{fmt(s['speedup_mean'])} {ci(s['speedup_mean_ci'])}",
-             f"{fmt(s['speedup_median'])} {ci(s['speedup_median_ci'])}", fmt(s["prefill_s"]),
-             fmt(s["drafter_prefill_s"])]
-            for f, s in a["summary"].items()]
-    return table(["condition", "n", "identical", "acceptance", "accepted/cycle", "decode tok/s",
-                  "speedup mean [95% CI]", "speedup median [95% CI]", "prefill s", "drafter prefill s"], rows)
+    rows = [
+        [
+            f,
+            str(s["n"]),
+            f"{s['identical']:.0%}",
+            fmt(s["acceptance"], ".1%"),
+            fmt(s["accepted_per_cycle"]),
+            fmt(s["tps"], ".1f"),
+            f"{fmt(s['speedup_mean'])} {ci(s['speedup_mean_ci'])}",
+            f"{fmt(s['speedup_median'])} {ci(s['speedup_median_ci'])}",
+            fmt(s["prefill_s"]),
+            fmt(s["drafter_prefill_s"]),
+        ]
+        for f, s in a["summary"].items()
+    ]
+    return table(
+        [
+            "condition",
+            "n",
+            "identical",
+            "acceptance",
+            "accepted/cycle",
+            "decode tok/s",
+            "speedup mean [95% CI]",
+            "speedup median [95% CI]",
+            "prefill s",
+            "drafter prefill s",
+        ],
+        rows,
+    )
 
 
 def split_table(a: dict) -> str:
-    rows = [[f] + [f"{s['time_split'][p]:.1%}" for p in ("draft", "translate", "verify", "other")]
-            for f, s in a["summary"].items()]
+    rows = [
+        [f] + [f"{s['time_split'][p]:.1%}" for p in ("draft", "translate", "verify", "other")]
+        for f, s in a["summary"].items()
+    ]
     return table(["condition", "draft", "translate", "verify", "other"], rows)
 
 
 def break_even_table(a: dict) -> str:
-    rows = [[f, str(b["n"]), fmt(b["intercept"]), fmt(b["slope"]), fmt(b["break_even"], ".1%"),
-             ci(b["ci"], ".1%"), fmt(b["no_slope"], ".0%")] for f, b in a["break_even"].items()]
-    return table(["condition", "n", "intercept (tok/s)", "slope (tok/s per 1.0 acceptance)", "break-even acceptance",
-                  "95% CI", "resamples with slope ≤ 0"], rows)
+    rows = [
+        [
+            f,
+            str(b["n"]),
+            fmt(b["intercept"]),
+            fmt(b["slope"]),
+            fmt(b["break_even"], ".1%"),
+            ci(b["ci"], ".1%"),
+            fmt(b["no_slope"], ".0%"),
+        ]
+        for f, b in a["break_even"].items()
+    ]
+    return table(
+        [
+            "condition",
+            "n",
+            "intercept (tok/s)",
+            "slope (tok/s per 1.0 acceptance)",
+            "break-even acceptance",
+            "95% CI",
+            "resamples with slope ≤ 0",
+        ],
+        rows,
+    )
 
 
 def bucket_md(a: dict) -> str:
     fams = list(a["buckets"])
     rows = []
     for b in range(10):
-        cells = [f"{a['buckets'][f][b][0]:.2f} ({a['buckets'][f][b][1]})" if b in a["buckets"][f] else "" for f in fams]
+        cells = [
+            f"{a['buckets'][f][b][0]:.2f} ({a['buckets'][f][b][1]})" if b in a["buckets"][f] else ""
+            for f in fams
+        ]
         if any(cells):
             rows.append([f"{b * 10}–{b * 10 + 10}%"] + cells)
     return table(["acceptance"] + fams, rows)
@@ -58,57 +107,84 @@ def costs_md(a: dict, probe: str) -> str:
     c = a["costs"]
     rows = [[str(n), f"{r:.2f}", str(c["cycles"][n])] for n, r in c["verify_ratio"].items()]
     drafter = "; ".join(f"{f}: {r:.2f}" for f, r in c["drafter_ratio"].items()) or "–"
-    return (table(["tokens verified n", "t(n)/t(1)", "cycles"], rows) +
-            f"\n\nOne plain step t(1) = {c['step_s'] * 1000:.0f} ms; fitted β (t(n)/t(1) ≈ 1 + β(n−1)) = "
-            f"{fmt(c['beta'], '.3f')}. Drafter cost per drafted token over t(1) (r): {drafter}.\n\n"
-            f"Start-up probe (`pipe.costs`, idle cache, best of 2): {probe}")
+    return (
+        table(["tokens verified n", "t(n)/t(1)", "cycles"], rows)
+        + f"\n\nOne plain step t(1) = {c['step_s'] * 1000:.0f} ms; fitted β (t(n)/t(1) ≈ 1 + β(n−1)) = "
+        f"{fmt(c['beta'], '.3f')}. Drafter cost per drafted token over t(1) (r): {drafter}.\n\n"
+        f"Start-up probe (`pipe.costs`, idle cache, best of 2): {probe}"
+    )
 
 
 def disparity_md(a: dict) -> str:
-    rows = [[f] + [fmt(d["speedup"].get(lab)) for lab in LABELS] + [fmt(d["acceptance"].get(lab), ".1%") for lab in LABELS]
-            + [f"{fmt(d['spread'])} ({d['fastest']} − {d['slowest']})", fmt(d["unfairness"], ".4f")]
-            for f, d in a["disparity"].items()]
-    return table(["condition"] + [f"speedup {lab}" for lab in LABELS] + [f"acceptance {lab}" for lab in LABELS]
-                 + ["spread", "unfairness U"], rows)
+    rows = [
+        [f]
+        + [fmt(d["speedup"].get(lab)) for lab in LABELS]
+        + [fmt(d["acceptance"].get(lab), ".1%") for lab in LABELS]
+        + [f"{fmt(d['spread'])} ({d['fastest']} − {d['slowest']})", fmt(d["unfairness"], ".4f")]
+        for f, d in a["disparity"].items()
+    ]
+    return table(
+        ["condition"]
+        + [f"speedup {lab}" for lab in LABELS]
+        + [f"acceptance {lab}" for lab in LABELS]
+        + ["spread", "unfairness U"],
+        rows,
+    )
 
 
 def sweep_md(a: dict) -> str:
     ks = sorted({k for v in a["sweep"].values() for k in v})
-    rows = [[f] + [f"{v[k]['speedup_median']:.2f} / {fmt(v[k]['acceptance'], '.0%')}" if k in v else "" for k in ks]
-            for f, v in a["sweep"].items()]
+    rows = [
+        [f]
+        + [
+            f"{v[k]['speedup_median']:.2f} / {fmt(v[k]['acceptance'], '.0%')}" if k in v else ""
+            for k in ks
+        ]
+        for f, v in a["sweep"].items()
+    ]
     n = max((x["n"] for v in a["sweep"].values() for x in v.values()), default=0)
-    return table(["condition"] + [f"k={k}" for k in ks], rows) + f"\n\nCells: median speedup / pooled acceptance over {n} excerpts."
+    return (
+        table(["condition"] + [f"k={k}" for k in ks], rows)
+        + f"\n\nCells: median speedup / pooled acceptance over {n} excerpts."
+    )
 
 
 def prediction_md(a: dict) -> str:
-    rows = [[f, fmt(p["acceptance"], ".1%"), fmt(p["break_even"], ".1%"), fmt(p["bielik"])]
-            + [fmt(p["bielik_by_type"].get(lab)) for lab in LABELS] + [fmt(p["model_here"]), fmt(p["measured_here"])]
-            for f, p in a["prediction"].items()]
-    return table(["condition", "our acceptance", "model break-even", "PREDICTED Bielik speedup"]
-                 + [f"predicted {lab}" for lab in LABELS] + ["same model, our r and β", "measured here"], rows)
+    rows = [
+        [f, fmt(p["acceptance"], ".1%"), fmt(p["break_even"], ".1%"), fmt(p["bielik"])]
+        + [fmt(p["bielik_by_type"].get(lab)) for lab in LABELS]
+        + [fmt(p["model_here"]), fmt(p["measured_here"])]
+        for f, p in a["prediction"].items()
+    ]
+    return table(
+        ["condition", "our acceptance", "model break-even", "PREDICTED Bielik speedup"]
+        + [f"predicted {lab}" for lab in LABELS]
+        + ["same model, our r and β", "measured here"],
+        rows,
+    )
 
 
 def mismatch_md(a: dict, n_runs: int) -> str:
     if not a["mismatches"]:
         return f"All {n_runs} runs produced exactly the baseline's tokens (identical output: 100%)."
     rows = [[m["excerpt"], m["condition"], str(m["mismatch_at"])] for m in a["mismatches"]]
-    return f"**{len(rows)} of {n_runs} runs differ from the baseline:**\n\n" + table(["excerpt", "condition", "first differing token"], rows)
-
-
+    return f"**{len(rows)} of {n_runs} runs differ from the baseline:**\n\n" + table(
+        ["excerpt", "condition", "first differing token"], rows
+    )
 
 
 def report(meta: dict, a: dict, n_runs: int, default_grid: str) -> str:
     missing = "".join(f"\n- `{f}`: not available: {why}" for f, why in meta["unavailable"].items())
     return f"""# Benchmarks
 
-Generated by `{meta['command']}` on {meta['date']}: {meta['machine']}. Wall time {meta['wall_s'] / 60:.1f} min,
-{n_runs} runs. Load average (1 min) at start {meta['load'][0]:.2f}, at end {meta['load'][1]:.2f}
-on {meta['cpus']} CPUs{meta['note']}.
+Generated by `{meta["command"]}` on {meta["date"]}: {meta["machine"]}. Wall time {meta["wall_s"] / 60:.1f} min,
+{n_runs} runs. Load average (1 min) at start {meta["load"][0]:.2f}, at end {meta["load"][1]:.2f}
+on {meta["cpus"]} CPUs{meta["note"]}.
 
-Target `{meta['target']}`, drafter model `{meta['drafter_model']}`; greedy decoding; {meta['max_tokens']}
-generated tokens per run; fixed conditions at k={meta['k']} on all {meta['n_excerpts']} excerpts
-({meta['per_type']}); k sweep {meta['sweep_ks']} on {meta['sweep_n']} of them (round-robin over the types);
-`auto` with k ≤ {meta['auto_k']}. All conditions of an excerpt run back to back, baseline first; the
+Target `{meta["target"]}`, drafter model `{meta["drafter_model"]}`; greedy decoding; {meta["max_tokens"]}
+generated tokens per run; fixed conditions at k={meta["k"]} on all {meta["n_excerpts"]} excerpts
+({meta["per_type"]}); k sweep {meta["sweep_ks"]} on {meta["sweep_n"]} of them (round-robin over the types);
+`auto` with k ≤ {meta["auto_k"]}. All conditions of an excerpt run back to back, baseline first; the
 target's cache is reset per excerpt, so its prefill is measured once (baseline), and drafters prefill
 the prompt untimed before each run (column "drafter prefill s"; the translation modes share one drafter
 cache, so the first model condition of an excerpt pays it, the others resync). Acceptance = accepted /
@@ -116,9 +192,9 @@ drafted target tokens, averaged over runs that drafted. Decode tokens/s excludes
 is a run's decode tokens/s over the baseline's on the same excerpt. CIs: {BOOTSTRAP} bootstrap resamples
 of excerpts. `bielik-lsp bench` with no options runs {default_grid}.
 Corpus: `polish/data/bench.jsonl` (provenance in `polish/data/SOURCES.md`). Raw per-run
-records: [`bench/raw.json`](bench/raw.json).{missing and chr(10) + chr(10) + 'Conditions not run:' + missing}
+records: [`bench/raw.json`](bench/raw.json).{missing and chr(10) + chr(10) + "Conditions not run:" + missing}
 
-## Headline (main grid, k={meta['k']})
+## Headline (main grid, k={meta["k"]})
 
 {headline(a)}
 
@@ -148,7 +224,7 @@ reachable acceptance (above 100%), because the drafter's cost outweighs what it 
 
 ## Measured costs on this machine
 
-{costs_md(a, meta['probe'])}
+{costs_md(a, meta["probe"])}
 
 ## Content types
 
@@ -194,6 +270,7 @@ machine's measured costs, next to the speedup measured here, as a check of the m
 
 # ---------------------------------------------------------------- plots
 
+
 def plots(records: list[dict], a: dict, k: int, out: Path) -> list[Path]:
     """speedup vs acceptance (break-even per condition), speedup by content type, k sweep."""
     import matplotlib
@@ -203,9 +280,11 @@ def plots(records: list[dict], a: dict, k: int, out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     grid = main_grid(records, k)
-    return [plot_scatter(plt, grid, a, out / "speedup_vs_acceptance.png"),
-            plot_types(plt, a, out / "speedup_by_type.png"),
-            plot_sweep(plt, a, out / "k_sweep.png")]
+    return [
+        plot_scatter(plt, grid, a, out / "speedup_vs_acceptance.png"),
+        plot_types(plt, a, out / "speedup_by_type.png"),
+        plot_sweep(plt, a, out / "k_sweep.png"),
+    ]
 
 
 def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
@@ -223,7 +302,13 @@ def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
         fit = a["break_even"][fam]
         if fit["slope"] is not None:
             xs = np.linspace(0, 1, 11)
-            ax.plot(xs, (fit["intercept"] + fit["slope"] * xs) / fit["base_tps"], color="black", lw=0.8, label="OLS fit")
+            ax.plot(
+                xs,
+                (fit["intercept"] + fit["slope"] * xs) / fit["base_tps"],
+                color="black",
+                lw=0.8,
+                label="OLS fit",
+            )
         be = fit["break_even"]
         if be is not None and 0 <= be <= 1:
             ax.axvline(be, color="red", ls="--", lw=1, label=f"break-even {be:.0%}")
@@ -231,7 +316,7 @@ def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel("acceptance")
         ax.legend(fontsize=6)
-    for ax in axes.flat[len(fams):]:
+    for ax in axes.flat[len(fams) :]:
         ax.axis("off")
     axes[0][0].set_ylabel("speedup vs plain")
     return save(fig, path)
@@ -248,8 +333,14 @@ def plot_types(plt, a: dict, path: Path) -> Path:
             if s:
                 xs.append(j + (i - 1) * width)
                 ys.append(s["speedup_mean"])
-                lo.append(s["speedup_mean"] - np.nan_to_num(s["speedup_mean_ci"][0], nan=s["speedup_mean"]))
-                hi.append(np.nan_to_num(s["speedup_mean_ci"][1], nan=s["speedup_mean"]) - s["speedup_mean"])
+                lo.append(
+                    s["speedup_mean"]
+                    - np.nan_to_num(s["speedup_mean_ci"][0], nan=s["speedup_mean"])
+                )
+                hi.append(
+                    np.nan_to_num(s["speedup_mean_ci"][1], nan=s["speedup_mean"])
+                    - s["speedup_mean"]
+                )
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=lab)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xticks(range(len(fams)), fams, rotation=20, fontsize=8)

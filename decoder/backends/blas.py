@@ -56,7 +56,9 @@ def loaded_blas() -> str:
         maps = Path("/proc/self/maps").read_text()
     except OSError:
         return "unknown"
-    libs = sorted({line.split()[-1] for line in maps.splitlines() if "blas" in line.lower() and "/" in line})
+    libs = sorted(
+        {line.split()[-1] for line in maps.splitlines() if "blas" in line.lower() and "/" in line}
+    )
     # numpy's scipy_openblas has prefixed symbols and cannot serve MLX; only a preloaded one can.
     fast = [lib for lib in libs if "openblas" in lib and "scipy_openblas" not in lib]
     if fast:

@@ -1,0 +1,1 @@
+"""Where models run: model specs and loading, and the engines that hold them."""

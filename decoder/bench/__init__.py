@@ -1,0 +1,1 @@
+"""`bielik-lsp bench`: runs on a Polish corpus, their statistics, and the report."""

@@ -1,0 +1,1 @@
+"""Drafters: model-free lookup, a same-tokenizer model, and another tokenizer's model."""
