@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import codecs
 import json
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
-from transformers.convert_slow_tokenizer import bytes_to_unicode
-
-
-def _hf(tokenizer):
-    """The Hugging Face tokenizer behind an mlx-lm TokenizerWrapper (or the tokenizer itself)."""
-    return getattr(tokenizer, "_tokenizer", tokenizer)
+from decoder.compat.mlx_lm import hf_tokenizer
+from decoder.compat.transformers import bytes_to_unicode
 
 
 def _is_byte_level(hf) -> bool:
@@ -56,13 +52,13 @@ def _spm_bytes(piece: str) -> bytes:
 
 def token_bytes(tokenizer) -> tuple[bytes, ...]:
     """Bytes spelled by every token id; special and control tokens spell nothing."""
-    return _table(_hf(tokenizer))
+    return _table(hf_tokenizer(tokenizer))
 
 
 def special_ids(tokenizer) -> frozenset[int]:
     """Ids that must never reach the user as text (BOS, EOS, pad, control tokens)."""
     table = token_bytes(tokenizer)
-    hf = _hf(tokenizer)
+    hf = hf_tokenizer(tokenizer)
     return frozenset(i for i in range(len(hf)) if not table[i]) | frozenset(hf.all_special_ids)
 
 

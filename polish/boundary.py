@@ -182,7 +182,7 @@ _ATTACHING = re.compile("[\u200c\u200d\ufe00-\ufe0f\U0001f3fb-\U0001f3ff]")
 
 
 def merge_risk(left: str, right: str) -> bool:
-    """A tokenizer piece may span the boundary between `left` and `right`.
+    r"""A tokenizer piece may span the boundary between `left` and `right`.
 
     Model: SentencePiece as Mistral/Llama use it: whitespace becomes "▁" at the
     start of the next piece, and no piece mixes Unicode scripts (letters vs

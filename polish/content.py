@@ -1,8 +1,10 @@
-"""Is the text around the cursor structured (lists, tables, legal enumerations, code)
-or free prose?  Speculative decoding pays on the former, so the server asks this per
-request.  Transparent logistic scoring over layout and Morfeusz-based lexical signals;
-the weights were fitted on a split of polish/data/devset.jsonl by
-scripts/eval_content.py --fit and are pasted here as constants."""
+"""Is the text around the cursor structured (lists, tables, legal enumerations, code) or prose?
+
+Speculative decoding pays on the former, so the server asks this per request. Transparent
+logistic scoring over layout and Morfeusz-based lexical signals; the weights were fitted on a
+split of polish/data/devset.jsonl by scripts/eval_content.py --fit and are pasted here as
+constants.
+"""
 
 from __future__ import annotations
 
@@ -131,20 +133,20 @@ def _lexical(text: str) -> dict[str, float]:
 
 
 def _layout(text: str) -> dict[str, float]:
-    lines = [l for l in text.splitlines() if l.strip()]
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         return {k: 0.0 for k in FEATURES[:11]}
     n = len(lines)
     chars = max(1, len(text))
-    prefixes = [l.strip()[:3] for l in lines]
+    prefixes = [line.strip()[:3] for line in lines]
     return {
-        "markers": sum(bool(_MARKER.match(l)) for l in lines) / n,
-        "table": sum(bool(_TABLE.search(l)) for l in lines) / n,
-        "keyval": sum(bool(_KEYVAL.match(l)) for l in lines) / n,
-        "short_lines": sum(len(l.strip()) < 60 for l in lines) / n,
+        "markers": sum(bool(_MARKER.match(line)) for line in lines) / n,
+        "table": sum(bool(_TABLE.search(line)) for line in lines) / n,
+        "keyval": sum(bool(_KEYVAL.match(line)) for line in lines) / n,
+        "short_lines": sum(len(line.strip()) < 60 for line in lines) / n,
         "prefix_repeat": sum(prefixes.count(p) > 1 for p in prefixes) / n if n > 2 else 0.0,
-        "long_lines": sum(len(l) > 200 for l in lines) / n,
-        "sentence_end": sum(bool(_SENT_END.search(l)) for l in lines) / n,
+        "long_lines": sum(len(line) > 200 for line in lines) / n,
+        "sentence_end": sum(bool(_SENT_END.search(line)) for line in lines) / n,
         "digits": min(1.0, 10 * sum(c.isdigit() for c in text) / chars),
         "dates": min(1.0, len(_DATE.findall(text)) / n),
         "citations": min(1.0, len(_CITATION.findall(text)) / n),
@@ -158,8 +160,11 @@ def features(text: str) -> dict[str, float]:
 
 
 def _split(text: str, cursor: int) -> tuple[str, str]:
-    """The cursor's block (its paragraph up to the end of the cursor line, widened by
-    whole preceding paragraphs while it is too short to judge) and the text before it."""
+    """The cursor's block and the text before it.
+
+    The block is the cursor's paragraph up to the end of the cursor line, widened by whole
+    preceding paragraphs while it is too short to judge.
+    """
     line_end = text.find("\n", cursor)
     line_end = len(text) if line_end < 0 else line_end
     start = _paragraph_start(text, cursor)

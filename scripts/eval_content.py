@@ -4,7 +4,8 @@ The weights in polish/content.py are fitted (``--fit``) on the train split only
 (ids whose hash falls in buckets 0-2 of 5); the headline numbers are on the
 held-out test split.  Also reported: the whole set, and leave-one-source-out
 refits (each source family predicted by weights fitted without it), which shows
-how far the weights generalise beyond the sources they saw."""
+how far the weights generalise beyond the sources they saw.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ LABELS = ("structured", "prose")
 
 
 def load(path: Path = DEVSET) -> list[dict]:
-    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def is_train(item: dict) -> bool:
@@ -69,13 +72,13 @@ def fit(
 
 def metrics(gold: list[str], pred: list[str]) -> dict:
     conf = {
-        g: {p: sum(1 for a, b in zip(gold, pred) if a == g and b == p) for p in LABELS}
+        g: {p: sum(1 for a, b in zip(gold, pred, strict=True) if a == g and b == p) for p in LABELS}
         for g in LABELS
     }
     out = {
         "n": len(gold),
         "confusion": conf,
-        "accuracy": sum(a == b for a, b in zip(gold, pred)) / max(1, len(gold)),
+        "accuracy": sum(a == b for a, b in zip(gold, pred, strict=True)) / max(1, len(gold)),
     }
     for c in LABELS:
         tp = conf[c][c]
@@ -100,7 +103,9 @@ def evaluate(items: list[dict]) -> dict:
         "test": metrics([it["label"] for it in test], predict(test)),
         "all": metrics([it["label"] for it in labelled], predict(labelled)),
         "mixed": {c: mixed_pred.count(c) for c in LABELS},
-        "errors": [it["id"] for it, p in zip(labelled, predict(labelled)) if p != it["label"]],
+        "errors": [
+            it["id"] for it, p in zip(labelled, predict(labelled), strict=True) if p != it["label"]
+        ],
     }
 
 
@@ -125,7 +130,7 @@ def table(name: str, m: dict) -> str:
     ]
     lines += [f"  {c:<11} {m[c]['precision']:>9.3f} {m[c]['recall']:>7.3f}" for c in LABELS]
     lines.append(
-        f"  confusion (rows gold, cols predicted): "
+        "  confusion (rows gold, cols predicted): "
         + "; ".join(
             f"{g}: " + ", ".join(f"{p}={m['confusion'][g][p]}" for p in LABELS) for g in LABELS
         )
@@ -150,7 +155,9 @@ def main() -> None:
             matrix(train), np.array([it["label"] == "structured" for it in train], dtype=float)
         )
         print(
-            "WEIGHTS = {" + ", ".join(f'"{k}": {v:.3f}' for k, v in zip(content.FEATURES, w)) + "}"
+            "WEIGHTS = {"
+            + ", ".join(f'"{k}": {v:.3f}' for k, v in zip(content.FEATURES, w, strict=True))
+            + "}"
         )
         print(f"BIAS = {b:.3f}")
         return

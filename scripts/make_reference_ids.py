@@ -1,4 +1,4 @@
-"""Greedy token ids from transformers' own GGUF loading, the reference our MLX conversion must match.
+"""Greedy token ids from transformers' own GGUF loading: the reference our MLX conversion matches.
 
 Needs torch (CPU) and accelerate, which are not project dependencies: pip install torch accelerate
 Run: python scripts/make_reference_ids.py  -> writes tests/fixtures/reference_ids.json

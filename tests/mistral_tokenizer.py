@@ -3,7 +3,8 @@
 mistral-common ships only the .model file, and transformers 5 cannot convert it as is:
 LlamaTokenizer(vocab_file=...) silently yields a 3-token vocabulary and LlamaConverter fails in its
 merge extraction. So the BPE model is assembled here from the .model's pieces and scores with
-Mistral's own tokenizer.json settings (Prepend("▁") + Replace(" ", "▁"), byte fallback), BOS added by a post-processor. tests/test_translator.py checks it against
+Mistral's own tokenizer.json settings (Prepend("▁") + Replace(" ", "▁"), byte fallback), BOS
+added by a post-processor. tests/test_translator.py checks it against
 `sentencepiece` itself.
 """
 
@@ -16,8 +17,8 @@ import mistral_common
 from tokenizers import AddedToken, Tokenizer, decoders, normalizers, processors
 from tokenizers.models import BPE
 from transformers import PreTrainedTokenizerFast
-from transformers.convert_slow_tokenizer import SentencePieceExtractor
-from transformers.tokenization_utils_base import generate_merges
+
+from decoder.compat.transformers import generate_merges, sentencepiece_extractor
 
 MODEL_FILE = Path(mistral_common.__file__).parent / "data" / "tokenizer.model.v1"
 
@@ -27,7 +28,7 @@ def mistral_v1():
     """An mlx-lm TokenizerWrapper over the converted tokenizer (<unk>=0, BOS <s>=1, EOS </s>=2)."""
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
-    proto = SentencePieceExtractor(str(MODEL_FILE)).proto
+    proto = sentencepiece_extractor(str(MODEL_FILE)).proto
     vocab = {p.piece: i for i, p in enumerate(proto.pieces)}
     # Merges ranked by the merged piece's score, as sentencepiece applies them; ranking by id
     # (the default) puts whitespace pieces like "▁▁" (id 259, low score) far too early.

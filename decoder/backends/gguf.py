@@ -59,8 +59,10 @@ def converted_dir(gguf_path: Path, dtype: str = "float32") -> Path:
 
 
 def convert_gguf(gguf_path: Path, *, dtype: str = "float32", progress: bool = True) -> Path:
-    """MLX directory for a GGUF file, converting it on first use only (float32 by default:
-    Gemma-3-270M in float16 drifts from the reference output)."""
+    """MLX directory for a GGUF file, converting it on first use only.
+
+    float32 by default: Gemma-3-270M in float16 drifts from the reference output.
+    """
     gguf_path = Path(gguf_path)
     if not gguf_path.is_file():
         raise ModelLoadError(f"GGUF file not found: {gguf_path}")
@@ -91,8 +93,10 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
     import mlx.core as mx
     from gguf.quants import dequantize
     from mlx.utils import tree_flatten
-    from mlx_lm.utils import _get_classes, save_config, save_model
+    from mlx_lm.utils import save_config, save_model
     from tqdm import tqdm
+
+    from decoder.compat.mlx_lm import model_classes
 
     bar = tqdm(
         desc=f"converting {gguf_path.name}", unit="tensor", file=sys.stderr, disable=not progress
@@ -101,10 +105,9 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
         bar.set_postfix_str("reading header")
         reader = _read(gguf_path)
         config = gguf_config(reader, gguf_path.name)
-        model_class, args_class = _get_classes(config)
-        model = model_class(
-            args_class.from_dict(config)
-        )  # parameters stay lazy: nothing is allocated
+        model_class, args_class = model_classes(config)
+        # Parameters stay lazy: nothing is allocated.
+        model = model_class(args_class.from_dict(config))
         names = _hf_names(config, reader, [name for name, _ in tree_flatten(model.parameters())])
         bar.reset(total=len(reader.tensors) + 1)
         bar.set_postfix_str("weights")
@@ -246,10 +249,8 @@ def gguf_tokenizer(reader):
     torch, which is not a dependency here, so its field mapping is replayed over GGUFReader.
     """
     from transformers import PreTrainedTokenizerFast
-    from transformers.integrations.gguf.gguf_tokenizer_mapping import (
-        GGUF_TOKENIZER_MAPPING,
-        convert_gguf_tokenizer,
-    )
+
+    from decoder.compat.transformers import convert_gguf_tokenizer, gguf_tokenizer_mapping
 
     groups = {
         group: {
@@ -257,15 +258,14 @@ def gguf_tokenizer(reader):
             for key, name in renames.items()
             if f"tokenizer.{key}" in reader.fields
         }
-        for group, renames in GGUF_TOKENIZER_MAPPING.items()
+        for group, renames in gguf_tokenizer_mapping().items()
     }
     tokenizer_dict, tokenizer_config = groups["tokenizer"], groups["tokenizer_config"]
     if "tokens" not in tokenizer_dict:
         raise ModelLoadError("GGUF file carries no tokenizer (tokenizer.ggml.tokens missing)")
     if tokenizer_dict.get("tokenizer_type") == "llama":
-        tokenizer_config.setdefault(
-            "add_bos_token", True
-        )  # llama.cpp's default for SentencePiece files
+        # llama.cpp's default for SentencePiece files.
+        tokenizer_config.setdefault("add_bos_token", True)
     specials = {
         "bos_token": "bos",
         "eos_token": "eos",

@@ -67,7 +67,7 @@ def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tu
 
 def _download(repo: str) -> Path:
     """Local snapshot of a hub repo, through mlx-lm's own downloader (hub's default timeouts)."""
-    from mlx_lm.utils import _download as download
+    from decoder.compat.mlx_lm import download
 
     try:
         return download(repo)

@@ -18,7 +18,8 @@ from functools import lru_cache
 from itertools import accumulate
 
 from decoder.config import TRANSLATIONS as MODES
-from decoder.vocab import _hf, ids_to_bytes, special_ids, token_bytes
+from decoder.compat.mlx_lm import hf_tokenizer
+from decoder.vocab import ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
@@ -31,7 +32,7 @@ class Vocab:
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
-        self.hf = _hf(tokenizer)
+        self.hf = hf_tokenizer(tokenizer)
         self.table = token_bytes(tokenizer)
         self.special = special_ids(tokenizer)
         self.size = len(self.table)
