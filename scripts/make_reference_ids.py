@@ -14,7 +14,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from decoder.backends.embedded import embedded_gguf  # noqa: E402
-from decoder.backends.gguf import file_sha256  # noqa: E402
+from decoder.backends.files import file_sha256  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "reference_ids.json"
 MODELS = ("gemma-3-270m", "smollm2-135m")

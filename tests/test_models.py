@@ -1,4 +1,4 @@
-"""Model loading and GGUF conversion: converted models must reproduce transformers' greedy ids exactly.
+"""Model loading and GGUF conversion: converted models reproduce transformers' greedy ids exactly.
 
 The embedded models are converted once into the real cache dir ($BIELIK_LSP_CACHE or
 ~/.cache/bielik-lsp) and reused by later runs; tests that write caches of their own use tmp dirs.
@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from mlx_lm.models.cache import make_prompt_cache
 
+import decoder.backends.files
 import decoder.backends.gguf
 from decoder.backends.models import ModelLoadError, load_model
 
@@ -25,7 +26,7 @@ slow = pytest.mark.slow
 
 @pytest.fixture(scope="session")
 def embedded(gemma, smollm):
-    """Both embedded models, from conftest's session fixtures (converted on the very first run only)."""
+    """Both embedded models, from conftest's session fixtures (converted on the first run only)."""
     return {GEMMA: gemma, SMOLLM: smollm}
 
 
@@ -64,7 +65,7 @@ def tiny_llama_dir(path: Path, tokenizer_dir: Path, vocab_size: int) -> Path:
 
 
 def greedy(model, prompt_ids: list[int], n: int) -> list[int]:
-    """n argmax tokens after the prompt, one cached forward pass each."""
+    """N argmax tokens after the prompt, one cached forward pass each."""
     cache = make_prompt_cache(model)
     logits = model(mx.array(prompt_ids)[None], cache=cache)
     out = []
@@ -95,7 +96,7 @@ def test_embedded_gguf_files_are_the_referenced_ones(embedded):
 
     for case in REFERENCE["cases"]:
         path = embedded_gguf(case["model"].removeprefix("embedded:"))
-        assert decoder.backends.gguf.file_sha256(path) == case["gguf_sha256"]
+        assert decoder.backends.files.file_sha256(path) == case["gguf_sha256"]
 
 
 @slow
@@ -214,12 +215,14 @@ def test_file_hash_is_cached_by_size_and_mtime(tmp_path, monkeypatch):
     monkeypatch.setenv("BIELIK_LSP_CACHE", str(tmp_path / "cache"))
     hashings = []
     real_sha256 = hashlib.sha256
-    monkeypatch.setattr(decoder.backends.gguf.hashlib, "sha256", lambda: hashings.append(1) or real_sha256())
+    monkeypatch.setattr(
+        decoder.backends.files.hashlib, "sha256", lambda: hashings.append(1) or real_sha256()
+    )
     path = tmp_path / "weights.gguf"
     path.write_bytes(b"abc")
-    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
-    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
+    assert decoder.backends.files.file_sha256(path) == real_sha256(b"abc").hexdigest()
+    assert decoder.backends.files.file_sha256(path) == real_sha256(b"abc").hexdigest()
     assert len(hashings) == 1
     path.write_bytes(b"abcd")
-    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abcd").hexdigest()
+    assert decoder.backends.files.file_sha256(path) == real_sha256(b"abcd").hexdigest()
     assert len(hashings) == 2

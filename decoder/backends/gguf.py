@@ -4,9 +4,6 @@ MLX's own GGUF reader (mx.load) cannot read K-quants such as Q4_K, and mlx-lm's 
 writes GGUF, so weights are dequantized with the `gguf` package and saved as safetensors.
 """
 
-import hashlib
-import json
-import os
 import shutil
 import sys
 import tempfile
@@ -15,42 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
-from decoder.backends.models import DTYPES, ModelLoadError
+from decoder.backends.files import DTYPES, ModelLoadError, cache_root, file_sha256
+from decoder.errors import one_line
 
 # Bump when the output of a conversion changes, so that stale cached directories are not reused.
 CONVERTER_VERSION = 1
 MODEL_TYPES = {"llama": "llama", "qwen2": "qwen2", "gemma3": "gemma3_text"}
 STALE_TEMP_SECONDS = 3600
-
-
-def cache_root() -> Path:
-    """Where converted models and assembled files live: $BIELIK_LSP_CACHE or ~/.cache/bielik-lsp."""
-    return Path(os.environ.get("BIELIK_LSP_CACHE") or Path.home() / ".cache" / "bielik-lsp")
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, remembered by (path, size, mtime) so big files are hashed once."""
-    path = Path(path).resolve()
-    stat = path.stat()
-    index_path = cache_root() / "sha256.json"
-    try:
-        index = json.loads(index_path.read_text())
-    except (OSError, ValueError):
-        index = {}
-    entry = index.get(str(path))
-    if entry and entry["size"] == stat.st_size and entry["mtime_ns"] == stat.st_mtime_ns:
-        return entry["sha256"]
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(1 << 20):
-            digest.update(block)
-    index[str(path)] = {
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
-        "sha256": digest.hexdigest(),
-    }
-    _write_atomically(index_path, json.dumps(index, indent=1))
-    return digest.hexdigest()
 
 
 def converted_dir(gguf_path: Path, dtype: str = "float32") -> Path:
@@ -143,12 +111,9 @@ def _read(gguf_path: Path):
 
     try:
         return GGUFReader(gguf_path)
-    except (
-        Exception
-    ) as error:  # a damaged file fails in many ways (bad magic, short data): same here
+    except Exception as error:  # a damaged file fails in many ways (bad magic, short data)
         raise ModelLoadError(
-            f"{gguf_path} is not a readable GGUF file (truncated or corrupt?): "
-            f"{type(error).__name__}: {error}"
+            f"{gguf_path} is not a readable GGUF file (truncated or corrupt?): {one_line(error)}"
         ) from None
 
 
@@ -291,10 +256,3 @@ def _remove_stale_temps(out: Path) -> None:
     for temp in out.parent.glob(f".{out.name}-*"):
         if time.time() - temp.stat().st_mtime > STALE_TEMP_SECONDS:
             shutil.rmtree(temp, ignore_errors=True)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(text)
-    os.replace(temp, path)

@@ -5,17 +5,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from decoder.backends.embedded import embedded_gguf
+from decoder.backends.files import DTYPES, ModelLoadError
+from decoder.backends.gguf import convert_gguf
+from decoder.errors import one_line
+
 if TYPE_CHECKING:
     import mlx.nn as nn
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
 EMBEDDED_PREFIX = "embedded:"
 HUB_REPO = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-DTYPES = ("float32", "float16", "bfloat16")
-
-
-class ModelLoadError(Exception):
-    """A model cannot be loaded; the message is one line meant for the user."""
 
 
 @dataclass
@@ -43,10 +43,6 @@ def load_model(spec: str, *, dtype: str | None = None, progress: bool = True) ->
 
 def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tuple[Path, str]:
     """(local MLX/HF directory, source kind) for a spec, converting or downloading as needed."""
-    # Imported here: they pull in transformers and gguf, and import decoder.backends.models themselves.
-    from decoder.backends.embedded import embedded_gguf
-    from decoder.backends.gguf import convert_gguf
-
     if spec.startswith(EMBEDDED_PREFIX):
         gguf_path = embedded_gguf(spec[len(EMBEDDED_PREFIX) :])
         return convert_gguf(gguf_path, dtype=dtype or "float32", progress=progress), "embedded"
@@ -71,11 +67,10 @@ def _download(repo: str) -> Path:
 
     try:
         return download(repo)
-    except (
-        Exception
-    ) as error:  # network, auth and not-found errors all end the same way for the user
+    except Exception as error:  # network, auth and not-found errors all end the same way
         raise ModelLoadError(
-            f"{repo!r} is no local path and cannot be fetched from the Hugging Face hub: {_one_line(error)}"
+            f"{repo!r} is no local path and cannot be fetched from the Hugging Face hub: "
+            f"{one_line(error)}"
         ) from None
 
 
@@ -88,11 +83,11 @@ def _load_dir(path: Path, spec: str):
     try:
         return load(str(path))
     except Exception as error:  # missing weights, unknown model type, bad json, broken tokenizer...
-        raise ModelLoadError(f"cannot load model {spec} from {path}: {_one_line(error)}") from None
+        raise ModelLoadError(f"cannot load model {spec} from {path}: {one_line(error)}") from None
 
 
 def _check_tokenizer_fits(model: "nn.Module", tokenizer: "TokenizerWrapper", spec: str) -> None:
-    """Token ids past the embedding table would crash or read garbage mid-completion: refuse early."""
+    """Token ids past the embedding table would crash or read garbage mid-completion: refuse."""
     import mlx.nn as nn
 
     tokens = max(tokenizer.get_vocab().values()) + 1
@@ -106,8 +101,3 @@ def _check_tokenizer_fits(model: "nn.Module", tokenizer: "TokenizerWrapper", spe
         raise ModelLoadError(
             f"tokenizer of {spec} has {tokens} tokens but model {spec} embeds {rows}"
         )
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0][:300] if text else ''}"
