@@ -7,10 +7,11 @@ then overridden by command-line flags or LSP initializationOptions.
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-import tomllib
+from decoder.sampling import Sampling
 
 DRAFTERS = ("auto", "none", "lookup", "model")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
@@ -55,10 +56,12 @@ class Settings:
             raise ConfigError(f"k must be between 0 and 32, not {self.k}")
         if self.max_tokens < 1:
             raise ConfigError(f"max_tokens must be positive, not {self.max_tokens}")
-        if self.temperature < 0 or not 0 < self.top_p <= 1:
-            raise ConfigError("temperature must be >= 0 and top_p in (0, 1]")
+        try:
+            Sampling(self.temperature, self.top_p, self.seed)
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
 
-    def updated(self, values: dict) -> "Settings":
+    def updated(self, values: dict) -> Settings:
         """A copy with `values` applied; a `preset` key expands first, None values are ignored."""
         values = {k.replace("-", "_"): v for k, v in values.items() if v is not None}
         preset = values.pop("preset", None)

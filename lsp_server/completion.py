@@ -11,12 +11,8 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
-# Words after which a period does not end a sentence (common Polish abbreviations).
-_ABBREVIATIONS = frozenset(
-    "np m.in tj itd itp ok r w ul al prof dr mgr inż hab tzw tzn wg godz str nr zob por cd ds "
-    "św gen płk mjr kpt ppor por sp z.o.o pkt ust art".split()
-)
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”»)]*(?=\s)")
+from polish.sentences import first_sentence_end
+
 _CLAUSE_END = re.compile(r"[,;:]\s|\s[–—-]\s")
 
 
@@ -44,8 +40,10 @@ def prompt_window(before: str, max_chars: int) -> str:
 
 
 def build_prompt(before: str, max_chars: int) -> Prompt:
-    """The prompt for a cursor after `before`; trailing spaces go (tokenizers glue a space to
-    the next word, so a prompt ending in a space reads as an odd token)."""
+    """The prompt for a cursor after `before`, without trailing spaces.
+
+    Tokenizers glue a space to the next word, so a prompt ending in a space reads as an odd token.
+    """
     window = prompt_window(before, max_chars)
     stripped = window.rstrip(" \t")
     return Prompt(stripped, dropped_space=len(stripped) < len(window) and bool(stripped))
@@ -63,29 +61,23 @@ def align(generated: str, prompt: Prompt) -> str | None:
     return generated[1:] if generated[0] == " " else generated
 
 
-def _is_sentence_end(text: str, end: int) -> bool:
-    """Whether the punctuation just before `end` ends a sentence (not an abbreviation or ordinal)."""
-    head = text[:end].rstrip("\"'”»)")
-    if not head.endswith("."):
-        return True
-    word = re.split(r"\s", head[:-1])[-1].lower()
-    return not (word in _ABBREVIATIONS or word.isdigit() or len(word) == 1)
-
-
 def unit_end(text: str) -> int | None:
     """Where the first complete sentence or line of `text` ends, if it has one yet."""
     content = len(text) - len(text.lstrip())
     newline = text.find("\n", content)
     limit = newline if newline >= 0 and text[content:newline].strip() else len(text)
-    for m in _SENTENCE_END.finditer(text, content, limit + 1 if limit < len(text) else limit):
-        if m.end() <= limit and _is_sentence_end(text, m.end()):
-            return m.end()
+    end = first_sentence_end(text, content, limit)
+    if end is not None:
+        return end
     return limit if limit < len(text) else None
 
 
 def cut(text: str, *, finished: bool) -> str:
-    """The part of `text` worth showing: up to the end of its first sentence or line; if it has
-    none, up to the last clause end or whole word (all of it when the model `finished`)."""
+    """The part of `text` worth showing.
+
+    Up to the end of its first sentence or line; if it has none, up to the last clause end or
+    whole word (all of it when the model `finished`).
+    """
     end = unit_end(text)
     if end is not None:
         return text[:end].rstrip()

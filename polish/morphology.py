@@ -112,6 +112,11 @@ def ends_with_abbreviation_dot(text: str) -> bool:
     return any(i.end in dots and i.tag == "brev:pun" for i in interps)
 
 
+def is_abbreviation(word: str) -> bool:
+    """Morfeusz reads `word` as an abbreviation, with or without a dot ("np", "dr", "ul")."""
+    return bool(word) and any(i.pos == "brev" for i in analyse(word + "."))
+
+
 def takes_abbreviation_dot(word: str) -> bool:
     """`word` + "." would be a dotted abbreviation ("np", "tzw", "m.in", "ul", "2024r")."""
     return bool(word) and ends_with_abbreviation_dot(word + ".")
