@@ -1,0 +1,29 @@
+"""The code base's own rules, checked with the tests so that CI and the README's command enforce them.
+
+ruff lint and format, layers, no import cycles, private names only in the compat modules.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_ruff_lint_passes():
+    result = run(sys.executable, "-m", "ruff", "check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_ruff_format_is_applied():
+    result = run(sys.executable, "-m", "ruff", "format", "--check", "--no-cache", ".")
+    assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_layers_cycles_and_private_names():
+    result = run(sys.executable, "scripts/check_structure.py")
+    assert result.returncode == 0, result.stdout[-4000:]
