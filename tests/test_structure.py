@@ -1,4 +1,4 @@
-"""The code base's own rules, checked with the tests so that CI and the README's command enforce them.
+"""The code base's own rules, run with the tests so that CI and the README's command enforce them.
 
 ruff lint and format, layers, no import cycles, private names only in the compat modules.
 """
