@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from decoder.backends.blas import find_openblas, loaded_blas
+from decoder.backends.remote import RemoteEngine, is_remote
 from decoder.config import Settings
 
 
@@ -35,10 +36,10 @@ class UserError(Exception):
 
 
 def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool) -> int:
-    from decoder.pipeline import Pipeline
+    from decoder.pipeline import load
 
     text = read_prompt(path)
-    pipe = Pipeline.load(settings, progress=progress)
+    pipe = load(settings, progress=progress)
     ids: list[int] = []
     pieces: list[str] = []
     stats = None
@@ -61,6 +62,8 @@ def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool
         },
         "blas": loaded_blas(),
     }
+    if is_remote(settings.target):
+        out["server"] = pipe.describe()
     if as_json:
         json.dump(out, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -79,6 +82,16 @@ def format_stats(s: dict) -> str:
         f"-- cycles {s['cycles']}, drafted {s['drafted']}, accepted {s['accepted']} "
         f"(acceptance {s['acceptance_rate']:.1%}, {s['accepted_per_cycle']:.2f}/cycle); {split}\n"
         f"-- policy: {'; '.join(s['reasons'])}; stopped: {s['stop_reason']}"
+        + (f"\n-- server: {_server_line(s['server'])}" if s.get("server") else "")
+    )
+
+
+def _server_line(server: dict) -> str:
+    """What the inference server reported, and the request's wall time seen from here."""
+    return ", ".join(
+        f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in server.items()
+        if v is not None
     )
 
 
@@ -99,7 +112,15 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
         )
         problems.append(f"MLX runs on a reference BLAS: prefill ~20x slower ({hint})")
     print(f"target     {settings.target}")
-    print(f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}")
+    if is_remote(settings.target):
+        server = RemoteEngine.connect(settings).describe()
+        for key, value in server.items():
+            print(f"{key:<10} {value}")
+        if not server["up"]:
+            problems.append(server["status"])
+        load = False
+    else:
+        print(f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}")
     if load:
         from decoder.pipeline import Pipeline
 
@@ -112,6 +133,21 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
     for p in problems:
         print(f"WARNING    {p}")
     return 1 if problems else 0
+
+
+def run_serve_model(settings: Settings, args) -> int:
+    """`serve-model`: become mlx_lm.server or llama-server on the target (or print the command)."""
+    from decoder.serving import default_server, exec_server, server_command
+
+    if is_remote(settings.target):
+        raise UserError("serve-model needs a model as --target, not a server URL")
+    extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
+    command = server_command(settings, args.server or default_server(), args.host, args.port, extra)
+    if args.dry_run:
+        print(" ".join(command.argv))
+        return 0
+    exec_server(command)
+    return 0  # not reached: the server replaced this process
 
 
 def run_bench(settings: Settings, args) -> int:

@@ -19,6 +19,8 @@ TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
 PRESETS: dict[str, dict[str, str]] = {
     "embedded": {"target": "embedded:gemma-3-270m", "drafter_model": "embedded:smollm2-135m"},
+    # An inference server on this machine (llama-server and mlx_lm.server listen on 8080).
+    "server": {"target": "http://127.0.0.1:8080/v1"},
     "bielik": {
         "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
         "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
@@ -44,6 +46,12 @@ class Settings:
     seed: int | None = None
     dtype: str | None = None  # cast loaded weights, e.g. "float32"; None keeps the file's
     translation: str = "anchored"  # how a drafter with another tokenizer's drafts reach the target
+    # A target that is an http(s) URL is an inference server (decoder/backends/remote.py):
+    remote_model: str | None = None  # the "model" field, for servers that serve several
+    api_key_file: str | None = None  # file holding the server's API key ($BIELIK_LSP_API_KEY)
+    connect_timeout_s: float = 3.0
+    read_timeout_s: float = 60.0  # longest silence mid-request (a long prompt on a busy server)
+    tls_verify: bool = True
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTERS:
@@ -60,6 +68,10 @@ class Settings:
             Sampling(self.temperature, self.top_p, self.seed)
         except ValueError as error:
             raise ConfigError(str(error)) from None
+        if not (self.connect_timeout_s > 0 and self.read_timeout_s > 0):
+            raise ConfigError("connect_timeout_s and read_timeout_s must be positive")
+        if not isinstance(self.tls_verify, bool):
+            raise ConfigError(f"tls_verify must be true or false, not {self.tls_verify!r}")
 
     def updated(self, values: dict) -> Settings:
         """A copy with `values` applied; a `preset` key expands first, None values are ignored."""

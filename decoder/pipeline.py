@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from decoder.backends.models import Model, load_model
+from decoder.backends.remote import RemoteEngine, is_remote
 from decoder.config import ConfigError, Settings
 from decoder.drafting.cross import CrossDrafter
 from decoder.drafting.drafter import Drafter, ModelDrafter
@@ -127,3 +128,13 @@ class Pipeline:
             prompt_text=text,
             should_stop=should_stop,
         )
+
+
+def load(settings: Settings, *, progress: bool = True) -> Pipeline | RemoteEngine:
+    """The engine `settings` ask for: an inference server for a URL target, else local models.
+
+    Both answer `policy(...)` and `continue_text(...)` with the same Chunk and RunStats shapes.
+    """
+    if is_remote(settings.target):
+        return RemoteEngine.connect(settings)
+    return Pipeline.load(settings, progress=progress)

@@ -34,6 +34,7 @@ class RunStats:
     cycles: list[Cycle] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # distinct policy reasons, first seen first
     stop_reason: str = ""
+    server: dict = field(default_factory=dict)  # what a remote inference server reported
 
     @property
     def drafted(self) -> int:
@@ -88,6 +89,8 @@ class RunStats:
             "reasons": self.reasons,
             "stop_reason": self.stop_reason,
         }
+        if self.server:
+            out["server"] = self.server
         if per_cycle:
             out["per_cycle"] = [asdict(c) for c in self.cycles]
         return out

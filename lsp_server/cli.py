@@ -14,10 +14,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
-    p.add_argument("--preset", help="model preset: embedded (default) or bielik")
+    p.add_argument("--preset", help="model preset: embedded (default), bielik or server")
     p.add_argument(
-        "--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME"
+        "--target",
+        help="target model: HF repo id, MLX/HF directory, .gguf file, embedded:NAME, "
+        "or an inference server's URL (http://HOST:PORT/v1)",
     )
+    p.add_argument(
+        "--api-key-file", help="file with the inference server's API key ($BIELIK_LSP_API_KEY)"
+    )
+    p.add_argument("--remote-model", help='the "model" an inference server should use')
     p.add_argument("--drafter-model", help="drafter model (same forms as --target)")
     p.add_argument("--dtype", help="cast weights, e.g. float32")
     sub = p.add_subparsers(dest="command")
@@ -48,6 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON object (text, token_ids, stats)"
     )
     cont.add_argument("--quiet", action="store_true", help="no progress bars")
+    sm = sub.add_parser(
+        "serve-model",
+        help="start an inference server on --target for a team: mlx_lm.server or llama-server",
+    )
+    sm.add_argument(
+        "--server", choices=["mlx", "llama"], help="default: llama-server where installed, else mlx"
+    )
+    sm.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve the network")
+    sm.add_argument("--port", type=int, default=8080)
+    sm.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
+    sm.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the server")
     doctor = sub.add_parser("doctor", help="show BLAS, device and models; exit 1 on problems")
     doctor.add_argument(
         "--load",
@@ -85,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ensure_fast_blas()
     args = build_parser().parse_args(argv)
     from decoder.backends.models import ModelLoadError
-    from decoder.cli import UserError, run_bench, run_continue, run_doctor
+    from decoder.backends.remote import ServerError
+    from decoder.cli import UserError, run_bench, run_continue, run_doctor, run_serve_model
     from decoder.config import ConfigError, load_settings
     from decoder.engine import PromptTooLong
 
@@ -98,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             "target",
             "drafter_model",
             "dtype",
+            "api_key_file",
+            "remote_model",
             "max_tokens",
             "drafter",
             "k",
@@ -114,10 +134,12 @@ def main(argv: list[str] | None = None) -> int:
             return run_doctor(settings, load=args.load, progress=True)
         if args.command == "bench":
             return run_bench(settings, args)
+        if args.command == "serve-model":
+            return run_serve_model(settings, args)
         from lsp_server.server import serve
 
         return serve(settings, tcp=getattr(args, "tcp", None))
-    except (UserError, ConfigError, ModelLoadError, PromptTooLong) as e:
+    except (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError) as e:
         print(f"bielik-lsp: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from decoder.backends.remote import RemoteEngine, ServerError
 from decoder.config import ConfigError
 from decoder.engine import PromptTooLong
 
@@ -66,6 +67,8 @@ def show_stats(ls: "BielikServer", args: tuple) -> dict:
     values = _args(args, ("uri",))
     report = ls.stats.report(values.get("uri"))
     report.update(state=ls.engine.state, error=ls.engine.error, config=ls.config.describe())
+    if isinstance(ls.engine.pipe, RemoteEngine):
+        report["server"] = ls.engine.pipe.describe()  # never the API key
     return report
 
 
@@ -188,7 +191,7 @@ async def continue_document(ls: "BielikServer", args: tuple) -> dict:
         ticket.cancel()  # $/cancelRequest: pygls answers -32800
         ls.end_progress(token, "cancelled")
         raise
-    except (ConfigError, PromptTooLong) as e:
+    except (ConfigError, PromptTooLong, ServerError) as e:
         raise RequestFailed(str(e)) from None
     finally:
         ticket.cancel()

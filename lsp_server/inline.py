@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from decoder.backends.remote import ServerError, ServerUnavailable
 from decoder.config import ConfigError
 from decoder.engine import PromptTooLong
 
@@ -42,8 +43,8 @@ async def complete(
     if cached is not None:
         ls.stats.count(uri, "cache_hits")
         return _deliver(ls, uri, params.position, cached)
-    if ls.engine.state == "loading":
-        return NOTHING  # no error popups while the user types during the first load
+    if ls.engine.state in ("loading", "unavailable"):
+        return NOTHING  # no error popups while the user types: the status already says why
     ls.require_engine()
 
     prompt = build_prompt(before, options.max_prompt_chars)
@@ -71,7 +72,9 @@ async def complete(
     except asyncio.CancelledError:
         ticket.cancel()  # $/cancelRequest: stop the engine between cycles
         raise
-    except (ConfigError, PromptTooLong) as e:
+    except ServerUnavailable:
+        return NOTHING  # reported once through the status; the server comes back by itself
+    except (ConfigError, PromptTooLong, ServerError) as e:
         raise RequestFailed(str(e)) from None
     finally:
         ls.supersession.finish(uri, ticket)

@@ -17,6 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
+from decoder.backends.remote import RemoteEngine
 from decoder.config import ConfigError, Settings
 
 from . import commands, inline
@@ -147,13 +148,17 @@ class BielikServer(LanguageServer):
         """Raise a clear error unless the models are loaded."""
         if self.engine.state == "error":
             raise RequestFailed(f"the model failed to load: {self.engine.error}")
+        if self.engine.state == "unavailable":
+            raise RequestFailed(self.engine.error)
         if self.engine.state != "ready":
             raise RequestFailed("the model is still loading; try again in a moment")
 
     # -- status and messages -----------------------------------------------------------------
     def send_status(self, uri: str | None = None) -> None:
         message = (
-            self.engine.error if self.engine.state == "error" else f"model {self.engine.state}"
+            self.engine.error
+            if self.engine.state in ("error", "unavailable")
+            else f"model {self.engine.state}"
         )
         f = self.stats.files.get(uri) if uri else None
         self.protocol.notify(STATUS, status_payload(self.engine.state, message, uri, f))
@@ -176,6 +181,15 @@ class BielikServer(LanguageServer):
     def end_progress(self, token: str | None, message: str) -> None:
         if token is not None:
             self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    def server_health(self, up: bool, message: str) -> None:
+        """An inference server went down or came back: one status, and one warning when down."""
+        if self.engine.state not in ("ready", "unavailable"):
+            return
+        self.engine.state, self.engine.error = ("ready", "") if up else ("unavailable", message)
+        self.send_status()
+        if not up:
+            self.show(f"{message}; retrying in the background", types.MessageType.Warning)
 
     # -- configuration and models ------------------------------------------------------------
     def apply_config(self, values: object) -> bool:
@@ -208,6 +222,11 @@ class BielikServer(LanguageServer):
                 ),
             )
         await self.engine.call(self.engine.load, settings)
+        if isinstance(self.engine.pipe, RemoteEngine):
+            loop = asyncio.get_running_loop()
+            self.engine.pipe.watch(
+                lambda up, message: loop.call_soon_threadsafe(self.server_health, up, message)
+            )
         if self.engine.state == "ready" and self.config.engine != settings:
             self.engine.pipe.settings = self.config.engine  # changed meanwhile, without a reload
         self.end_progress(token, "ready" if self.engine.state == "ready" else "failed")

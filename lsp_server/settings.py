@@ -11,6 +11,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, fields, replace
 
+from decoder.backends.remote import is_remote
 from decoder.config import ConfigError, Settings
 
 SECTION = "bielik"
@@ -105,7 +106,10 @@ class Config:
 
 
 def needs_reload(old: Settings, new: Settings) -> bool:
-    """Whether a settings change means loading models again (the rest applies at once)."""
+    """Whether a settings change means loading models or reconnecting; the rest applies now."""
+    connection = ("api_key_file", "connect_timeout_s", "read_timeout_s", "tls_verify")
+    if is_remote(new.target) and any(getattr(old, f) != getattr(new, f) for f in connection):
+        return True
     return (old.target, old.dtype) != (new.target, new.dtype) or (
         new.drafter in ("model", "auto")
         and (old.drafter_model != new.drafter_model or old.drafter not in ("model", "auto"))
@@ -120,11 +124,14 @@ def _check_type(name: str, value: object) -> None:
         "seed": int,
         "temperature": (int, float),
         "top_p": (int, float),
+        "connect_timeout_s": (int, float),
+        "read_timeout_s": (int, float),
+        "tls_verify": bool,
     }
     want = expected.get(name, str)
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, want):
+    if (isinstance(value, bool) and want is not bool) or not isinstance(value, want):
         raise ConfigError(f"{_camel(name)} has the wrong type: {value!r}")
 
 

@@ -57,6 +57,7 @@ class FileStats(Counters):
     last_acceptance_rate: float = 0.0
     last_tokens_per_second: float = 0.0
     last_prefilled_tokens: int = 0
+    last_first_token_ms: float = 0.0  # request to first text: prefill, and the network if remote
     last_stop: str = ""
 
     def add_run(self, stats: RunStats) -> None:
@@ -65,6 +66,7 @@ class FileStats(Counters):
         self.last_acceptance_rate = stats.acceptance_rate
         self.last_tokens_per_second = stats.tokens_per_second
         self.last_prefilled_tokens = stats.prefilled_tokens
+        self.last_first_token_ms = stats.prefill_seconds * 1000
 
 
 class Stats:
@@ -106,5 +108,6 @@ def status_payload(
             acceptanceRate=f.last_acceptance_rate,
             tokensPerSecond=f.last_tokens_per_second,
             prefilledTokens=f.last_prefilled_tokens,
+            firstTokenMs=f.last_first_token_ms,
         )
     return out

@@ -73,11 +73,14 @@ class Generated:
 
 @dataclass
 class Engine:
-    """The pipeline behind the server and its state (loading | ready | error)."""
+    """The pipeline behind the server and its state.
+
+    loading | ready | error | unavailable (an inference server that is down, until it answers).
+    """
 
     state: str = "loading"
     error: str = ""
-    pipe: object | None = None  # decoder.pipeline.Pipeline once loaded
+    pipe: object | None = None  # decoder.pipeline.Pipeline or RemoteEngine once loaded
     _executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="bielik-engine")
     )
@@ -88,11 +91,14 @@ class Engine:
 
     def load(self, settings: Settings) -> None:
         """Load (or reload) the models; runs on the engine thread. Sets state, never raises."""
-        from decoder.pipeline import Pipeline
+        from decoder.backends.remote import RemoteEngine
+        from decoder.pipeline import load
 
+        if isinstance(self.pipe, RemoteEngine):
+            self.pipe.close()  # its client and background probe
         self.state, self.error = "loading", ""
         try:
-            self.pipe = Pipeline.load(settings, progress=False)
+            self.pipe = load(settings, progress=False)
             self.state = "ready"
         except Exception as e:  # ModelLoadError, ConfigError, or anything a broken model raises
             self.pipe, self.state = None, "error"

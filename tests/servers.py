@@ -1,0 +1,83 @@
+"""Real inference servers on 127.0.0.1 for tests and benchmarks, started with `serve-model`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "embedded:gemma-3-270m"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class InferenceServer:
+    """`bielik-lsp serve-model` as a child process: mlx_lm.server or llama-server on MODEL."""
+
+    def __init__(self, kind: str, model: str = MODEL, port: int | None = None):
+        self.kind, self.model, self.port = kind, model, port or free_port()
+        self.process: subprocess.Popen | None = None
+        self.log = Path(tempfile.mkstemp(prefix=f"bielik-{kind}-server-", suffix=".log")[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, timeout_s: float = 600) -> None:
+        """Start the server and wait until it has generated a token (the model is loaded)."""
+        extra = ["--", "--log-level", "WARNING"] if self.kind == "mlx" else []
+        command = [sys.executable, "-m", "lsp_server.cli", "--target", self.model]
+        command += ["serve-model", "--server", self.kind, "--port", str(self.port), *extra]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.kind} server exited: {self.log.read_text()[-2000:]}")
+            if self._answers():
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise TimeoutError(f"{self.kind} server not ready in {timeout_s}s: {self.log}")
+
+    def _answers(self) -> bool:
+        root = self.url.removesuffix("/v1")
+        try:
+            if httpx.get(f"{root}/health", timeout=2).status_code != 200:
+                return False
+            body = {"prompt": "Ala", "max_tokens": 1, "temperature": 0}
+            return httpx.post(f"{self.url}/completions", json=body, timeout=300).is_success
+        except httpx.HTTPError:
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies mid-whatever, as on a crash or an OOM kill."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
