@@ -115,11 +115,10 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
 
 
 def run_bench(settings: Settings, args) -> int:
-    """`bench`: the CLI flags over the default (or --quick) configuration; prints the report's path."""
+    """`bench`: the CLI flags over the default (or --quick) configuration; prints the report."""
     from dataclasses import replace
 
-    from decoder.bench.runs import QUICK, BenchConfig, rereport
-    from decoder.bench.runs import run_bench as bench
+    from decoder.bench.runs import QUICK, BenchConfig, rereport, run
 
     cfg = QUICK if args.quick else BenchConfig()
     given = {
@@ -128,6 +127,8 @@ def run_bench(settings: Settings, args) -> int:
         "k": args.bench_k,
         "sweep_n": args.sweep_n,
         "out": args.out and Path(args.out),
+        "backends": args.bench_backends and tuple(args.bench_backends.split(",")),
+        "peers": args.peers,
     }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
     if args.from_json:
@@ -139,5 +140,5 @@ def run_bench(settings: Settings, args) -> int:
         if sys.argv[0].endswith("bielik-lsp")
         else cfg.command,
     )
-    print(bench(settings, cfg, progress=not args.quiet, note=args.note))
+    print(run(settings, cfg, progress=not args.quiet, note=args.note))
     return 0

@@ -72,6 +72,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)"
     )
     bench.add_argument(
+        "--backend",
+        dest="bench_backends",
+        help="backends to run one after the other, comma-separated: mlx, llamacpp or mlx,llamacpp "
+        "(default: the configured backend)",
+    )
+    bench.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        help="time mlx-lm and llama-cpp-python too, where installed (default: on, off for --quick)",
+    )
+    bench.add_argument(
         "--note", default="", help="a remark printed under the machine line (e.g. shared CPU)"
     )
     bench.add_argument(
