@@ -30,6 +30,9 @@ def read_prompt(path: str) -> str:
     return text
 
 
+BENCH_BACKENDS = ("mlx", "llamacpp")
+
+
 class UserError(Exception):
     """An error the user can fix; printed as one line, never as a traceback."""
 
@@ -126,8 +129,9 @@ def run_bench(settings: Settings, args) -> int:
         "max_tokens": args.tokens,
         "k": args.bench_k,
         "sweep_n": args.sweep_n,
+        "sweep_ks": args.sweep_ks and draft_lengths(args.sweep_ks),
         "out": args.out and Path(args.out),
-        "backends": args.bench_backends and tuple(args.bench_backends.split(",")),
+        "backends": args.bench_backends and backend_list(args.bench_backends),
         "peers": args.peers,
     }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
@@ -142,3 +146,23 @@ def run_bench(settings: Settings, args) -> int:
     )
     print(run(settings, cfg, progress=not args.quiet, note=args.note))
     return 0
+
+
+def draft_lengths(text: str) -> tuple[int, ...]:
+    """`--sweep-ks 2,4` as (2, 4); a clear error for anything but positive integers."""
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise UserError(f"--sweep-ks takes positive integers separated by commas, not {text!r}")
+    return ks
+
+
+def backend_list(text: str) -> tuple[str, ...]:
+    """`--backend mlx,llamacpp` as a tuple; a clear error for an unknown name."""
+    names = tuple(text.split(","))
+    unknown = [n for n in names if n not in BENCH_BACKENDS]
+    if unknown:
+        raise UserError(f"unknown backend {unknown[0]!r}: use {' or '.join(BENCH_BACKENDS)}")
+    return names

@@ -68,9 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)"
     )
-    bench.add_argument(
-        "--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)"
-    )
+    bench.add_argument("--sweep-n", type=int, help="excerpts that also get the k sweep (default 6)")
+    bench.add_argument("--sweep-ks", help="draft lengths of the k sweep (default 1,2,3,4,6)")
     bench.add_argument(
         "--backend",
         dest="bench_backends",

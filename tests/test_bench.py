@@ -95,6 +95,15 @@ def test_measured_costs_fit_the_paper_verification_term():
     assert costs["drafter_ratio"]["model/anchored"] == pytest.approx(0.2)
 
 
+@pytest.mark.parametrize(
+    "flags", [["--sweep-ks", "2,x"], ["--sweep-ks", "0"], ["--backend", "mlx,vulkan"]]
+)
+def test_bad_bench_flags_give_one_line_errors(flags, capsys):
+    assert main(["bench", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bielik-lsp: error: ") and err.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_quick_bench_end_to_end(tmp_path, gemma, smollm):
     assert main(["bench", "--quick", "--quiet", "--out", str(tmp_path)]) == 0
