@@ -31,6 +31,9 @@ def read_prompt(path: str) -> str:
     return text
 
 
+BENCH_BACKENDS = ("mlx", "llamacpp")
+
+
 class UserError(Exception):
     """An error the user can fix; printed as one line, never as a traceback."""
 
@@ -151,11 +154,10 @@ def run_serve_model(settings: Settings, args) -> int:
 
 
 def run_bench(settings: Settings, args) -> int:
-    """`bench`: the CLI flags over the default (or --quick) configuration; prints the report's path."""
+    """`bench`: the CLI flags over the default (or --quick) configuration; prints the report."""
     from dataclasses import replace
 
-    from decoder.bench.runs import QUICK, BenchConfig, rereport
-    from decoder.bench.runs import run_bench as bench
+    from decoder.bench.runs import QUICK, BenchConfig, rereport, run
 
     cfg = QUICK if args.quick else BenchConfig()
     given = {
@@ -163,7 +165,10 @@ def run_bench(settings: Settings, args) -> int:
         "max_tokens": args.tokens,
         "k": args.bench_k,
         "sweep_n": args.sweep_n,
+        "sweep_ks": args.sweep_ks and draft_lengths(args.sweep_ks),
         "out": args.out and Path(args.out),
+        "backends": args.bench_backends and backend_list(args.bench_backends),
+        "peers": args.peers,
     }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
     if args.from_json:
@@ -175,5 +180,25 @@ def run_bench(settings: Settings, args) -> int:
         if sys.argv[0].endswith("bielik-lsp")
         else cfg.command,
     )
-    print(bench(settings, cfg, progress=not args.quiet, note=args.note))
+    print(run(settings, cfg, progress=not args.quiet, note=args.note))
     return 0
+
+
+def draft_lengths(text: str) -> tuple[int, ...]:
+    """`--sweep-ks 2,4` as (2, 4); a clear error for anything but positive integers."""
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise UserError(f"--sweep-ks takes positive integers separated by commas, not {text!r}")
+    return ks
+
+
+def backend_list(text: str) -> tuple[str, ...]:
+    """`--backend mlx,llamacpp` as a tuple; a clear error for an unknown name."""
+    names = tuple(text.split(","))
+    unknown = [n for n in names if n not in BENCH_BACKENDS]
+    if unknown:
+        raise UserError(f"unknown backend {unknown[0]!r}: use {' or '.join(BENCH_BACKENDS)}")
+    return names

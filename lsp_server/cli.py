@@ -85,8 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)"
     )
+    bench.add_argument("--sweep-n", type=int, help="excerpts that also get the k sweep (default 6)")
+    bench.add_argument("--sweep-ks", help="draft lengths of the k sweep (default 1,2,3,4,6)")
     bench.add_argument(
-        "--sweep-n", type=int, help="excerpts that also get the k sweep 1,2,3,4,6 (default 6)"
+        "--backend",
+        dest="bench_backends",
+        help="backends to run one after the other, comma-separated: mlx, llamacpp or mlx,llamacpp "
+        "(default: the configured backend)",
+    )
+    bench.add_argument(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        help="time mlx-lm and llama-cpp-python too, where installed (default: on, off for --quick)",
     )
     bench.add_argument(
         "--note", default="", help="a remark printed under the machine line (e.g. shared CPU)"

@@ -1,5 +1,8 @@
-"""`bielik-lsp bench --quick` end to end on the embedded models: report, raw JSON and plots written,
-every condition's output identical to plain greedy decoding."""
+"""The bench: corpus, statistics, the paper's cost model, and `bielik-lsp bench --quick` end to end.
+
+End to end on the embedded models: report, raw JSON and plots written, every condition's output
+identical to plain greedy decoding.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,14 @@ import json
 
 import pytest
 
-from decoder.bench.analysis import LABELS, bootstrap_ci, break_even, cost_model_speedup
+from decoder.bench.analysis import (
+    LABELS,
+    bootstrap_ci,
+    break_even,
+    measured_costs,
+    modelled_speedup,
+    paper_speedup,
+)
 from decoder.bench.runs import load_corpus, select, sweep_subset
 from lsp_server.cli import main
 
@@ -36,13 +46,62 @@ def test_break_even_recovers_a_known_line():
     assert 1.0 <= lo <= 2.0 <= hi <= 3.0
 
 
-def test_cost_model_pays_exactly_above_r_plus_beta():
-    run = lambda a, d: [{"stats": {"cycles": 10, "accepted": a, "drafted": d}, "draft_steps": d}]  # noqa: E731
-    assert (
-        cost_model_speedup(run(26, 100), 0.071, 0.19)
-        < 1
-        < cost_model_speedup(run(27, 100), 0.071, 0.19)
+def test_paper_formula_against_hand_computed_values():
+    # (1 + αk) / ((k+1)r + 1 + βk²) with the paper's r = 0.071, β = 0.19, worked by hand:
+    # α=0.5, k=4: 3 / (0.355 + 1 + 3.04) = 3 / 4.395
+    assert paper_speedup(0.5, 4, 0.071, 0.19) == pytest.approx(0.682594, abs=1e-6)
+    # α=0.8, k=2: 2.6 / (0.213 + 1 + 0.76) = 2.6 / 1.973
+    assert paper_speedup(0.8, 2, 0.071, 0.19) == pytest.approx(1.317790, abs=1e-6)
+    # lookup (r = 0), α=0.6, k=3: 2.8 / (1 + 1.71)
+    assert paper_speedup(0.6, 3, 0.0, 0.19) == pytest.approx(1.033210, abs=1e-6)
+    # break-even at k=2: α = (3r + 4β) / 2 = 0.4865
+    assert paper_speedup(0.4865, 2, 0.071, 0.19) == pytest.approx(1.0)
+
+
+def run_record(cycles: dict[int, int], accepted: int, passes: int) -> dict:
+    """A run as the bench records it: cycles by tokens verified, accepted drafts, drafter passes."""
+    return {
+        "verify_by_n": {str(n): [0.1 * c, c] for n, c in cycles.items()},
+        "stats": {"decode_tokens": sum(cycles.values()) + accepted},
+        "drafter_passes": passes,
+    }
+
+
+def test_summed_cost_model_is_the_paper_formula_when_every_cycle_drafts_k():
+    # 10 cycles drafting k=4, 22 accepted: α = 22/40
+    rec = run_record({5: 10}, accepted=22, passes=10 * 5)
+    assert modelled_speedup([rec], 0.071, 0.19) == pytest.approx(
+        paper_speedup(22 / 40, 4, 0.071, 0.19)
     )
+    # 4 plain cycles and 6 drafting 4 tokens with 9 accepted: 19 tokens for
+    # 4 + 6 (1 + 0.19 * 16) + 0.071 * 30 = 30.37 target steps
+    mixed = run_record({1: 4, 5: 6}, accepted=9, passes=6 * 5)
+    assert modelled_speedup([mixed], 0.071, 0.19) == pytest.approx(19 / 30.37)
+
+
+def test_measured_costs_fit_the_paper_verification_term():
+    t1, beta = 0.05, 0.03
+    rec = {
+        "family": "model/anchored",
+        "verify_by_n": {
+            str(n): [c * t1 * (1 + beta * (n - 1) ** 2), c] for n, c in ((1, 20), (3, 9), (5, 7))
+        },
+        "model_draft_s": 30 * 0.2 * t1,
+        "drafter_passes": 30,
+    }
+    costs = measured_costs([rec])
+    assert costs["step_s"] == pytest.approx(t1)
+    assert costs["beta"] == pytest.approx(beta)
+    assert costs["drafter_ratio"]["model/anchored"] == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize(
+    "flags", [["--sweep-ks", "2,x"], ["--sweep-ks", "0"], ["--backend", "mlx,vulkan"]]
+)
+def test_bad_bench_flags_give_one_line_errors(flags, capsys):
+    assert main(["bench", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bielik-lsp: error: ") and err.count("\n") == 1
 
 
 @pytest.mark.slow
@@ -50,7 +109,13 @@ def test_quick_bench_end_to_end(tmp_path, gemma, smollm):
     assert main(["bench", "--quick", "--quiet", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "benchmarks.md").read_text(encoding="utf-8")
     data = json.loads((tmp_path / "bench" / "raw.json").read_text(encoding="utf-8"))
-    for png in ("speedup_vs_acceptance", "speedup_by_type", "k_sweep"):
+    backend = data["records"][0]["backend"]
+    for png in (
+        f"speedup_vs_acceptance-{backend}",
+        f"speedup_by_type-{backend}",
+        "speedup_vs_peers",
+        "share_from_drafts",
+    ):
         assert (tmp_path / "bench" / f"{png}.png").stat().st_size > 1000
     families = {r["family"] for r in data["records"]}
     assert {"baseline", "lookup", "auto"} <= families

@@ -1,8 +1,9 @@
-"""Statistics of a bench run: bootstrap CIs, OLS break-even, acceptance buckets, measured costs,
-content-type disparity and the cost-model prediction for the Bielik deployment.
+"""Statistics of a bench run, per backend: CIs, break-even, costs, the paper's cost model, peers.
 
-Plain functions over the per-run records that `bench.py` writes; no models here, so a saved
-raw.json can be analysed again.
+Bootstrap CIs, OLS break-even, acceptance buckets, measured costs, content-type disparity, the
+yield per mode and k, ratios to the peers, and the cost-model prediction for the Bielik
+deployment. Plain functions over the per-run records that `runs.py` writes; no models here, so
+a saved raw.json can be analysed again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def ols(x, y) -> tuple[float, float]:
 
 
 def break_even(acc: list[float], tps: list[float], base_tps: list[float], seed: int = 0) -> dict:
-    """OLS of tokens/s on acceptance; the acceptance where the fit meets the baseline's mean tokens/s.
+    """OLS of tokens/s on acceptance; the acceptance where the fit meets the baseline's tokens/s.
 
     CI by resampling excerpts (acceptance, tokens/s and the excerpt's baseline together);
     resamples with a non-positive slope have no break-even and are counted, not hidden.
@@ -93,7 +94,7 @@ def of(records: list[dict], family: str, label: str | None = None) -> list[dict]
 
 
 def drafting(recs: list[dict]) -> list[dict]:
-    """Runs that drafted anything: acceptance is undefined for the others (auto on prose, no lookup match)."""
+    """Runs that drafted anything: acceptance is undefined for the others (prose, no match)."""
     return [r for r in recs if r["stats"]["drafted"]]
 
 
@@ -118,6 +119,8 @@ def summary_row(recs: list[dict]) -> dict:
         ),
         "acceptance_pooled": pooled_acceptance(recs),
         "accepted_per_cycle": float(np.mean([r["stats"]["accepted_per_cycle"] for r in recs])),
+        "from_drafts": yield_row(recs)["from_drafts"],
+        "per_pass": yield_row(recs)["per_pass"],
         "tps": float(np.mean([r["stats"]["tokens_per_second"] for r in recs])),
         "speedup_mean": float(np.mean(s)),
         "speedup_mean_ci": bootstrap_ci(s),
@@ -145,7 +148,12 @@ def bucket_table(recs: list[dict]) -> dict[str, dict[int, tuple[float, int]]]:
 
 
 def measured_costs(records: list[dict]) -> dict:
-    """t(n)/t(1) from the verify passes of every run, drafter seconds per step over t(1), and β."""
+    """t(n)/t(1) from the verify passes of every run, the paper's β fitted to it, and r per drafter.
+
+    β: weighted least squares of t(n)/t(1) − 1 on (n−1)², the paper's verification term βk² for
+    k = n−1 drafted tokens, each n weighted by its number of cycles. r: a model drafter's seconds
+    per drafter pass over t(1), counting k+1 passes for a draft of k (the paper's count).
+    """
     sums: dict[int, list[float]] = {}
     for r in records:
         for n, (s, c) in r["verify_by_n"].items():
@@ -158,8 +166,8 @@ def measured_costs(records: list[dict]) -> dict:
     ns = [n for n in ratio if n > 1]
     beta = (
         float(
-            np.sum([(ratio[n] - 1) * (n - 1) * counts[n] for n in ns])
-            / np.sum([(n - 1) ** 2 * counts[n] for n in ns])
+            np.sum([(ratio[n] - 1) * (n - 1) ** 2 * counts[n] for n in ns])
+            / np.sum([(n - 1) ** 4 * counts[n] for n in ns])
         )
         if ns
         else float("nan")
@@ -167,9 +175,9 @@ def measured_costs(records: list[dict]) -> dict:
     drafter = {}
     for fam in families(records):
         recs = of(records, fam)
-        steps = sum(r["draft_steps"] for r in recs)
-        if fam.startswith("model/") and steps:
-            drafter[fam] = sum(r["draft_s"] for r in recs) / steps / step
+        passes = sum(r["drafter_passes"] for r in recs)
+        if passes:
+            drafter[fam] = sum(r["model_draft_s"] for r in recs) / passes / step
     return {
         "step_s": step,
         "verify_ratio": ratio,
@@ -179,20 +187,36 @@ def measured_costs(records: list[dict]) -> dict:
     }
 
 
-def cost_model_speedup(recs: list[dict], r: float, beta: float) -> float:
-    """Speedup under the linear cost model, in target steps, summed over a condition's cycles.
+def paper_speedup(alpha: float, k: int, r: float, beta: float) -> float:
+    """The paper's speedup for cycles that all draft k tokens: (1 + αk) / ((k+1)·r + 1 + β·k²).
 
-    C cycles, D drafted target tokens, A accepted, K drafter steps: verifying costs C + β·D,
-    drafting r·K, and the cycles commit C + A tokens. S = (C + A) / (C + β·D + r·K); when every
-    drafter step yields one target token (K = D) it pays exactly when A/D exceeds r + β.
+    α is the share of drafted tokens the target accepts (accepted / drafted), so that αk is the
+    expected number of accepted tokens per cycle, as the numerator requires. It is not the
+    per-token acceptance probability p of the i.i.d. model, under which a cycle accepts
+    p(1 − p^k)/(1 − p) ≤ pk tokens: fed p, this formula would overstate the speedup.
     """
-    c, a, d = (sum(x["stats"][f] for x in recs) for f in ("cycles", "accepted", "drafted"))
-    k = sum(x["draft_steps"] for x in recs)
-    return (c + a) / (c + beta * d + r * k) if c else float("nan")
+    return (1 + alpha * k) / ((k + 1) * r + 1 + beta * k * k)
+
+
+def modelled_speedup(recs: list[dict], r: float, beta: float) -> float:
+    """The paper's cost model summed over a condition's measured cycles, in target steps.
+
+    A cycle that drafts d target tokens with a drafter asked for k costs 1 + β·d² to verify
+    and r·(k+1) to draft (r = 0 for lookup: no model runs), and commits its tokens.
+    S = Σ committed / Σ cost. When every cycle drafts k, with α = accepted / drafted, this is
+    exactly `paper_speedup(α, k, r, β)`; lookup cycles without a match, auto's plain cycles and
+    a translation that delivers fewer than k tokens are priced as they happened.
+    """
+    committed = sum(x["stats"]["decode_tokens"] for x in recs)
+    verify = sum(
+        c * (1 + beta * (int(n) - 1) ** 2) for x in recs for n, (_, c) in x["verify_by_n"].items()
+    )
+    cost = verify + r * sum(x["drafter_passes"] for x in recs)
+    return committed / cost if cost else float("nan")
 
 
 def disparity(recs: list[dict], fam: str) -> dict:
-    """Content-type spread of mean speedup, and unfairness U = mean over types of (α_best − α_type)².
+    """Content-type spread of mean speedup, and unfairness U = mean over types of (α_best − α)².
 
     U is our acceptance-based stand-in for "mean squared excess divergence over the best type":
     divergence = 1 − acceptance, so the excess over the best type is α_best − α_type.
@@ -213,8 +237,11 @@ def disparity(recs: list[dict], fam: str) -> dict:
     }
 
 
-def analyse(records: list[dict], k: int) -> dict:
-    """Everything the report shows, from the raw records alone (so a saved JSON can be re-reported)."""
+def analyse(records: list[dict], peers: list[dict], k: int) -> dict:
+    """Everything the report shows for one backend, from the raw records alone.
+
+    So a saved raw.json can be reported again without models.
+    """
     grid = main_grid(records, k)
     base_tps = {r["excerpt"]: r["stats"]["tokens_per_second"] for r in of(records, "baseline")}
     costs = measured_costs(records)
@@ -225,6 +252,7 @@ def analyse(records: list[dict], k: int) -> dict:
             f: {lab: summary_row(of(grid, f, lab)) for lab in LABELS if of(grid, f, lab)}
             for f in families(grid)
         },
+        "n_runs": len(records),
         "mismatches": [
             {k: r[k] for k in ("excerpt", "condition", "mismatch_at")}
             for r in records
@@ -241,54 +269,116 @@ def analyse(records: list[dict], k: int) -> dict:
         "buckets": bucket_table(grid),
         "costs": costs,
         "disparity": {f: disparity(grid, f) for f in spec},
-        "sweep": sweep_table(records),
+        "mode_k": mode_k_table(records),
         "prediction": prediction(grid, costs),
+        "peers": peer_table(grid, peers),
     }
 
 
-def sweep_table(records: list[dict]) -> dict[str, dict[int, dict]]:
-    """Per fixed condition and k, on the sweep excerpts only (those that ran every k)."""
+def prediction(grid: list[dict], costs: dict) -> dict:
+    """Bielik-11B + Qwen2.5-1.5B on an M2 Pro under the paper's cost model, fed our cycles.
+
+    The paper's r and β for every condition (lookup cycles run no model, so r never applies to
+    them); the same model with this machine's fitted r and β sits next to our measured speedup
+    as a check of the model itself.
+    """
+    out = {}
+    for fam in families(grid):
+        if fam == "baseline":
+            continue
+        recs = of(grid, fam)
+        out[fam] = {
+            "acceptance": pooled_acceptance(recs),
+            "bielik": modelled_speedup(recs, PAPER_R, PAPER_BETA),
+            "bielik_by_type": {
+                lab: modelled_speedup(of(recs, fam, lab), PAPER_R, PAPER_BETA)
+                for lab in LABELS
+                if of(recs, fam, lab)
+            },
+            "model_here": modelled_speedup(
+                recs, costs["drafter_ratio"].get(fam, 0.0), costs["beta"]
+            ),
+            "measured_here": float(np.mean([r["speedup"] for r in recs])),
+        }
+    return out
+
+
+def yield_row(recs: list[dict]) -> dict:
+    """What transfers to another machine: where tokens came from, how many each target pass gave."""
+    st = [r["stats"] for r in recs]
+    integrity = [s["context_integrity"] for s in st if s.get("context_integrity") is not None]
+    return {
+        "n": len(recs),
+        "identical": sum(r["identical"] for r in recs) / len(recs),
+        "from_drafts": sum(s["accepted"] for s in st)
+        / max(sum(s["generated_tokens"] for s in st), 1),
+        "per_pass": sum(s["decode_tokens"] for s in st) / max(sum(s["cycles"] for s in st), 1),
+        "acceptance": pooled_acceptance(recs),
+        "integrity": float(np.mean(integrity)) if integrity else None,
+        "speedup_median": float(np.median([r["speedup"] for r in recs])),
+    }
+
+
+def mode_k_table(records: list[dict]) -> dict[str, dict[int, dict]]:
+    """Per speculative condition and k, on the excerpts that ran every k (comparable across k).
+
+    Adds the Bielik prediction twice: summed over the measured cycles, and the paper's closed
+    form at (α, k), which assumes every cycle drafts k tokens.
+    """
     out: dict[str, dict[int, dict]] = {}
     for fam in families(records):
         if fam in ("baseline", "auto"):
             continue
         rows = [r for r in of(records, fam) if r["sweep"]]
-        out[fam] = {
-            k: {
-                "n": len(v),
-                "acceptance": pooled_acceptance(v),
-                "speedup_median": float(np.median([r["speedup"] for r in v])),
-                "speedup_mean": float(np.mean([r["speedup"] for r in v])),
-            }
-            for k in sorted({r["k"] for r in rows})
-            if (v := [r for r in rows if r["k"] == k])
-        }
+        out[fam] = {}
+        for k in sorted({r["k"] for r in rows}):
+            v = [r for r in rows if r["k"] == k]
+            row = yield_row(v)
+            r_paper = PAPER_R if any(r["drafter_passes"] for r in v) else 0.0
+            row["bielik"] = modelled_speedup(v, PAPER_R, PAPER_BETA)
+            row["bielik_closed"] = (
+                paper_speedup(row["acceptance"], k, r_paper, PAPER_BETA)
+                if not np.isnan(row["acceptance"])
+                else float("nan")
+            )
+            out[fam][k] = row
     return out
 
 
-def prediction(grid: list[dict], costs: dict) -> dict:
-    """Bielik-11B + Qwen2.5-1.5B on an M2 Pro under the paper's cost model, fed our acceptance.
+def peer_table(grid: list[dict], peers: list[dict]) -> dict[str, dict]:
+    """Decode tokens/s of our plain, auto and lookup runs and of each peer, as ratios to our plain.
 
-    r is the paper's drafter cost for model drafters and 0 for lookup (no model runs); the same
-    formula with our own measured r and β is given next to our measured speedup as a check.
+    Ratios are taken per excerpt against our plain run on the same excerpt in the same run,
+    then averaged (with a bootstrap CI), overall and per content type.
     """
+    base = {r["excerpt"]: r for r in of(grid, "baseline")}
+    lookup = of(grid, "lookup")
+    rows = [("ours: plain", of(grid, "baseline")), ("ours: auto", of(grid, "auto"))]
+    rows += [(f"ours: {lookup[0]['condition']}", lookup)] if lookup else []
+    names = list(dict.fromkeys(p["peer"] for p in peers))
+    rows += [(f"peer: {n}", [p for p in peers if p["peer"] == n]) for n in names]
     out = {}
-    for fam in families(grid):
-        if fam in ("baseline", "auto"):
+    for name, recs in rows:
+        recs = [r for r in recs if r["excerpt"] in base]
+        if not recs:
             continue
-        recs = of(grid, fam)
-        r_paper = PAPER_R if fam.startswith("model/") else 0.0
-        r_here = costs["drafter_ratio"].get(fam, 0.0)
-        out[fam] = {
-            "acceptance": pooled_acceptance(recs),
-            "bielik": cost_model_speedup(recs, r_paper, PAPER_BETA),
-            "bielik_by_type": {
-                lab: cost_model_speedup(of(recs, fam, lab), r_paper, PAPER_BETA)
+        tps = [r["stats"]["tokens_per_second"] for r in recs]
+        ratio = [
+            t / base[r["excerpt"]]["stats"]["tokens_per_second"]
+            for t, r in zip(tps, recs, strict=True)
+        ]
+        out[name] = {
+            "n": len(recs),
+            "tps": float(np.mean(tps)),
+            "ratio": float(np.mean(ratio)),
+            "ratio_ci": bootstrap_ci(ratio),
+            "by_type": {
+                lab: float(
+                    np.mean([x for x, r in zip(ratio, recs, strict=True) if r["label"] == lab])
+                )
                 for lab in LABELS
-                if of(recs, fam, lab)
+                if any(r["label"] == lab for r in recs)
             },
-            "break_even": r_paper + PAPER_BETA,
-            "model_here": cost_model_speedup(recs, r_here, costs["beta"]),
-            "measured_here": float(np.mean([r["speedup"] for r in recs])),
+            "identical": sum(r["ids"] == base[r["excerpt"]]["ids"] for r in recs) / len(recs),
         }
     return out

@@ -105,13 +105,19 @@ def bucket_md(a: dict) -> str:
 
 def costs_md(a: dict, probe: str) -> str:
     c = a["costs"]
-    rows = [[str(n), f"{r:.2f}", str(c["cycles"][n])] for n, r in c["verify_ratio"].items()]
+    beta = c["beta"]
+    rows = [
+        [str(n), f"{r:.2f}", fmt(1 + beta * (n - 1) ** 2), str(c["cycles"][n])]
+        for n, r in c["verify_ratio"].items()
+    ]
     drafter = "; ".join(f"{f}: {r:.2f}" for f, r in c["drafter_ratio"].items()) or "–"
     return (
-        table(["tokens verified n", "t(n)/t(1)", "cycles"], rows)
-        + f"\n\nOne plain step t(1) = {c['step_s'] * 1000:.0f} ms; fitted β (t(n)/t(1) ≈ 1 + β(n−1)) = "
-        f"{fmt(c['beta'], '.3f')}. Drafter cost per drafted token over t(1) (r): {drafter}.\n\n"
-        f"Start-up probe (`pipe.costs`, idle cache, best of 2): {probe}"
+        table(["tokens verified n", "t(n)/t(1)", "fitted 1 + β(n−1)²", "cycles"], rows)
+        + f"\n\nOne plain step t(1) = {c['step_s'] * 1000:.0f} ms. The paper's verification term "
+        "fitted to these passes (least squares of t(n)/t(1) − 1 on (n−1)², weighted by cycles): "
+        f"β = {fmt(beta, '.3f')} (paper, M2 Pro: {PAPER_BETA}). Drafter seconds per drafter "
+        f"forward pass over t(1), r (paper: {PAPER_R}): {drafter}.\n\n"
+        f"Start-up probe (idle cache, best of 2): {probe}"
     )
 
 
@@ -132,35 +138,83 @@ def disparity_md(a: dict) -> str:
     )
 
 
-def sweep_md(a: dict) -> str:
-    ks = sorted({k for v in a["sweep"].values() for k in v})
+def mode_k_md(a: dict) -> str:
     rows = [
-        [f]
-        + [
-            f"{v[k]['speedup_median']:.2f} / {fmt(v[k]['acceptance'], '.0%')}" if k in v else ""
-            for k in ks
+        [
+            f,
+            str(k),
+            str(v["n"]),
+            f"{v['identical']:.0%}",
+            fmt(v["from_drafts"], ".1%"),
+            fmt(v["per_pass"]),
+            fmt(v["acceptance"], ".1%"),
+            fmt(v["integrity"], ".1%"),
+            fmt(v["speedup_median"]),
+            fmt(v["bielik"]),
+            fmt(v["bielik_closed"]),
         ]
-        for f, v in a["sweep"].items()
+        for f, by_k in a["mode_k"].items()
+        for k, v in by_k.items()
     ]
-    n = max((x["n"] for v in a["sweep"].values() for x in v.values()), default=0)
+    n = max((v["n"] for by_k in a["mode_k"].values() for v in by_k.values()), default=0)
     return (
-        table(["condition"] + [f"k={k}" for k in ks], rows)
-        + f"\n\nCells: median speedup / pooled acceptance over {n} excerpts."
+        table(
+            [
+                "condition",
+                "k",
+                "n",
+                "identical",
+                "share of tokens from drafts",
+                "target tokens per target pass",
+                "α = accepted / drafted",
+                "drafter-context integrity",
+                "median speedup here",
+                "PREDICTED Bielik (cycles)",
+                "PREDICTED Bielik (closed form)",
+            ],
+            rows,
+        )
+        + f"\n\nOn the {n} excerpts that ran every k. Integrity: share of cycles after which the "
+        "drafter's text equalled the committed text (– where the drafter does not report it)."
     )
+
+
+def peers_md(a: dict, unavailable: dict) -> str:
+    rows = [
+        [name, str(p["n"]), fmt(p["tps"], ".1f"), f"{fmt(p['ratio'])} {ci(p['ratio_ci'])}"]
+        + [fmt(p["by_type"].get(lab)) for lab in LABELS]
+        + [f"{p['identical']:.0%}"]
+        for name, p in a["peers"].items()
+    ]
+    missing = "".join(f"\n- {n}: not run: {why}" for n, why in unavailable.items())
+    return table(
+        ["run", "n", "decode tok/s", "vs our plain, mean [95% CI]"]
+        + [f"vs our plain, {lab}" for lab in LABELS]
+        + ["same tokens as our plain"],
+        rows,
+    ) + (f"\n{missing}" if missing else "")
 
 
 def prediction_md(a: dict) -> str:
     rows = [
-        [f, fmt(p["acceptance"], ".1%"), fmt(p["break_even"], ".1%"), fmt(p["bielik"])]
+        [f, fmt(p["acceptance"], ".1%"), fmt(p["bielik"])]
         + [fmt(p["bielik_by_type"].get(lab)) for lab in LABELS]
         + [fmt(p["model_here"]), fmt(p["measured_here"])]
         for f, p in a["prediction"].items()
     ]
     return table(
-        ["condition", "our acceptance", "model break-even", "PREDICTED Bielik speedup"]
+        ["condition", "α = accepted / drafted", "PREDICTED Bielik speedup"]
         + [f"predicted {lab}" for lab in LABELS]
-        + ["same model, our r and β", "measured here"],
+        + ["same model, this machine's r and β", "measured here"],
         rows,
+    )
+
+
+def break_even_alpha(ks: list[int]) -> str:
+    """α above which the paper's model predicts a gain, per k, for a model drafter and lookup."""
+    return ", ".join(
+        f"k={k}: {((k + 1) * PAPER_R + PAPER_BETA * k * k) / k:.0%} (lookup {PAPER_BETA * k:.0%})"
+        for k in ks
     )
 
 
@@ -173,118 +227,159 @@ def mismatch_md(a: dict, n_runs: int) -> str:
     )
 
 
-def report(meta: dict, a: dict, n_runs: int, default_grid: str) -> str:
-    missing = "".join(f"\n- `{f}`: not available: {why}" for f, why in meta["unavailable"].items())
-    return f"""# Benchmarks
+def describe(info: dict) -> str:
+    d = ", ".join(f"{k} {v}" for k, v in info["describe"].items())
+    return d or info["probe"]
 
-Generated by `{meta["command"]}` on {meta["date"]}: {meta["machine"]}. Wall time {meta["wall_s"] / 60:.1f} min,
-{n_runs} runs. Load average (1 min) at start {meta["load"][0]:.2f}, at end {meta["load"][1]:.2f}
-on {meta["cpus"]} CPUs{meta["note"]}.
 
-Target `{meta["target"]}`, drafter model `{meta["drafter_model"]}`; greedy decoding; {meta["max_tokens"]}
-generated tokens per run; fixed conditions at k={meta["k"]} on all {meta["n_excerpts"]} excerpts
-({meta["per_type"]}); k sweep {meta["sweep_ks"]} on {meta["sweep_n"]} of them (round-robin over the types);
-`auto` with k ≤ {meta["auto_k"]}. All conditions of an excerpt run back to back, baseline first; the
-target's cache is reset per excerpt, so its prefill is measured once (baseline), and drafters prefill
-the prompt untimed before each run (column "drafter prefill s"; the translation modes share one drafter
-cache, so the first model condition of an excerpt pays it, the others resync). Acceptance = accepted /
-drafted target tokens, averaged over runs that drafted. Decode tokens/s excludes prefill; speedup
-is a run's decode tokens/s over the baseline's on the same excerpt. CIs: {BOOTSTRAP} bootstrap resamples
-of excerpts. `bielik-lsp bench` with no options runs {default_grid}.
-Corpus: `polish/data/bench.jsonl` (provenance in `polish/data/SOURCES.md`). Raw per-run
-records: [`bench/raw.json`](bench/raw.json).{missing and chr(10) + chr(10) + "Conditions not run:" + missing}
+def backend_md(name: str, meta: dict, a: dict) -> str:
+    info = meta["backends"][name]
+    missing = "".join(f"\n- `{f}`: not available: {why}" for f, why in info["unavailable"].items())
+    return f"""## Backend `{name}`: details
 
-## Headline (main grid, k={meta["k"]})
+{describe(info)}.{missing and chr(10) + chr(10) + "Conditions not run:" + missing}
+
+### Headline (main grid, k={meta["k"]})
 
 {headline(a)}
 
-## Identical output
+### Identical output
 
-{mismatch_md(a, n_runs)}
+{mismatch_md(a, a["n_runs"])}
 
-## Time split (share of decode time)
+### Time split (share of decode time)
 
 {split_table(a)}
 
-## Break-even acceptance (OLS of decode tokens/s on acceptance, per excerpt)
+### Break-even acceptance (OLS of decode tokens/s on acceptance, per excerpt)
 
-Break-even: the acceptance at which the fitted tokens/s equals the baseline's mean tokens/s (on the
-same excerpts). Runs that drafted nothing (auto on prose, lookup with no match) have no acceptance
-and are left out of the fit and of the plot. A break-even outside 0–100% is an extrapolation: the
-fitted line beats the baseline even at zero acceptance (below 0%), or stays under it at any
-reachable acceptance (above 100%), because the drafter's cost outweighs what it saves.
+Break-even: the acceptance at which the fitted tokens/s equals the baseline's mean tokens/s (on
+the same excerpts). Runs that drafted nothing (auto on prose, lookup with no match) have no
+acceptance and are left out of the fit and of the plot. A break-even outside 0–100% is an
+extrapolation: the fitted line beats the baseline even at zero acceptance (below 0%), or stays
+under it at any reachable acceptance (above 100%).
 
 {break_even_table(a)}
 
-![speedup vs acceptance](bench/speedup_vs_acceptance.png)
+![speedup vs acceptance, {name}](bench/speedup_vs_acceptance-{name}.png)
 
-## Speedup by acceptance bucket (mean speedup (runs))
+### Speedup by acceptance bucket (mean speedup (runs))
 
 {bucket_md(a)}
 
-## Measured costs on this machine
+### Measured costs
 
-{costs_md(a, meta["probe"])}
+{costs_md(a, info["probe"])}
 
-## Content types
+### Content types
 
-Spread: mean speedup of the fastest type minus the slowest. Unfairness U: mean over types of
-(α_best − α_type)² over the types where it drafted, α = pooled acceptance (divergence 1 − α; its excess over the best type, squared,
-averaged) — our acceptance-based equivalent of the mean squared excess divergence over the best type.
+Spread: mean speedup of the fastest type minus the slowest. Unfairness U: mean over the types
+where it drafted of (α_best − α_type)², α = pooled acceptance: the mean squared excess
+divergence (1 − α) over the best type.
 
 {disparity_md(a)}
 
-![speedup by content type](bench/speedup_by_type.png)
+![speedup by content type, {name}](bench/speedup_by_type-{name}.png)
+"""
 
-## k sweep
 
-{sweep_md(a)}
+def report(meta: dict, analyses: dict[str, dict], default_grid: str) -> str:
+    names = list(analyses)
+    per = lambda f: "\n\n".join(f"### `{b}`\n\n{f(b, analyses[b])}" for b in names)  # noqa: E731
+    ks = sorted({*meta["sweep_ks"], meta["k"]})
+    return f"""# Benchmarks
 
-![k sweep](bench/k_sweep.png)
+Generated by `{meta["command"]}` on {meta["date"]}: {meta["machine"]}. Wall time
+{meta["wall_s"] / 60:.1f} min, {meta["n_runs"]} runs. Load average (1 min) at start
+{meta["load"][0]:.2f}, at end {meta["load"][1]:.2f} on {meta["cpus"]} CPUs{meta["note"]}.
+
+Target `{meta["target"]}`, drafter model `{meta["drafter_model"]}`, backends
+{", ".join(f"`{b}`" for b in names)} (one after the other, each with its own baseline); greedy
+decoding; {meta["max_tokens"]} generated tokens per run; fixed conditions at k={meta["k"]} on all
+{meta["n_excerpts"]} excerpts ({meta["per_type"]}); k sweep {meta["sweep_ks"]} on {meta["sweep_n"]}
+of them (round-robin over the types); `auto` with k ≤ {meta["auto_k"]}. All conditions of an
+excerpt run back to back, baseline first, then the peers; the target's cache is reset per
+excerpt, so its prefill is measured once (baseline), and drafters prefill the prompt untimed
+before each run (the translation modes share one drafter cache). Acceptance α = accepted /
+drafted target tokens. Decode tokens/s excludes prefill (for a peer: from its first token to
+its last); speedup is a run's decode tokens/s over our plain run's on the same excerpt, same
+backend, same run. CIs: {BOOTSTRAP} bootstrap resamples of excerpts. `bielik-lsp bench` with no
+options runs {default_grid}. Corpus: `polish/data/bench.jsonl` (provenance in
+`polish/data/SOURCES.md`). Raw per-run records: [`bench/raw.json`](bench/raw.json).
+
+## Against the peers
+
+Each backend's plain and `auto` decoding and its lookup drafter at k={meta["k"]}, beside the
+peers a user would run instead: mlx-lm's own `stream_generate` on the same MLX model, and
+llama-cpp-python's own generation on the same GGUF file, plain and with its prompt-lookup
+speculation (`LlamaPromptLookupDecoding` with the library's defaults: n-grams up to 3, 10
+tokens drafted), all on the same prompt ids, with the same thread count as our backend.
+
+{per(lambda b, a: peers_md(a, meta["backends"][b]["peers_unavailable"]))}
+
+![decode speed against the peers](bench/speedup_vs_peers.png)
+
+## Tokens from drafts, per mode and k
+
+What transfers to another machine is how many target tokens each target forward pass yields:
+the share of generated tokens that came from accepted drafts, and target tokens per target
+pass (1.00 for plain decoding). The two PREDICTED columns apply the paper's cost model (next
+section) with the paper's r and β to these runs.
+
+{per(lambda b, a: mode_k_md(a))}
+
+![share of tokens from drafts per mode and k](bench/share_from_drafts.png)
 
 ## PREDICTION (a model, not a measurement): Bielik-11B 8-bit + Qwen2.5-1.5B 4-bit on an M2 Pro
 
-Cost model, in target steps: a cycle that drafts d target tokens costs 1 + β·d to verify (d+1 tokens
-in one pass) plus r per drafter step, and commits 1 + (accepted) tokens. Summed over a condition's
-cycles (C cycles, D drafted target tokens, A accepted, K drafter steps):
-**S = (C + A) / (C + β·D + r·K)**. When every drafter step yields one target token (K = D), speculation
-pays exactly when the acceptance A/D exceeds **r + β**, for every k; a translation that holds tokens
-back (K > D) pays r for them without a chance of acceptance. With the paper's fit for that deployment,
-r = {PAPER_R} (Qwen2.5-1.5B 4-bit per token over Bielik-11B 8-bit per token) and β = {PAPER_BETA}, the
-break-even is {PAPER_R + PAPER_BETA:.1%} for a model drafter and {PAPER_BETA:.0%} for lookup (r = 0).
-We feed it our measured C, A, D, K. This assumes Qwen2.5-1.5B accepts like SmolLM2-135M does here (it is
-a larger, Polish-capable model, so its real acceptance is likely higher) and the paper's costs; it is
-not a measurement of Bielik. The "same model, our r and β" column applies the formula with this
-machine's measured costs, next to the speedup measured here, as a check of the model itself.
+The paper's cost model, in target steps, for cycles that each draft k tokens:
+**S = (1 + αk) / ((k+1)·r + 1 + β·k²)**, with r the drafter's cost per forward pass (k+1
+passes per cycle) and β·k² the extra cost of verifying k drafted tokens in the target's pass.
+α is the share of drafted tokens the target accepts (accepted / drafted, pooled over a
+condition's cycles), so αk is the mean number accepted per cycle, which is what the numerator
+counts. It is not the per-token acceptance probability p of the i.i.d. model: there a cycle
+accepts p(1 − p^k)/(1 − p) ≤ pk tokens, so feeding p to this formula would overstate the
+speedup. The paper's fit for that deployment: r = {PAPER_R} (Qwen2.5-1.5B 4-bit per token
+over Bielik-11B 8-bit per token), β = {PAPER_BETA}. Speculation pays when α exceeds
+((k+1)·r + β·k²) / k: {break_even_alpha(ks)}.
 
-{prediction_md(a)}
+"Summed cycles" applies the same model cycle by cycle, Σ committed tokens / Σ (1 + β·d² +
+r·passes) for a cycle that drafted d target tokens with that many drafter passes: equal to the
+closed form when every cycle drafts k, and it prices lookup misses, `auto`'s plain cycles and
+translations that deliver fewer than k tokens as they happened (r = 0 for lookup: no model
+runs). The input is our measured cycles: this assumes Qwen2.5-1.5B accepts like the drafter
+here does and the paper's costs; it is not a measurement of Bielik. The column "same model,
+this machine's r and β" uses the r and β fitted on this machine (see the backend details),
+next to the speedup measured here, as a check of the model itself.
 
-## Not done
+{per(lambda b, a: prediction_md(a))}
 
-- HF transformers' cross-tokenizer assisted generation as a peer in the same run (optional in the
-  issue): torch is not a project dependency and a CPU torch peer would add a second copy of both
-  models and roughly double the run time; not run. `/work/shared/NOTES.md` has one earlier
-  measurement (0.60x prose, 1.13x numbered list) for orientation only.
-"""
+{chr(10).join(backend_md(b, meta, analyses[b]) for b in names)}"""
 
 
 # ---------------------------------------------------------------- plots
 
 
-def plots(records: list[dict], a: dict, k: int, out: Path) -> list[Path]:
-    """speedup vs acceptance (break-even per condition), speedup by content type, k sweep."""
+def plots(records: list[dict], analyses: dict[str, dict], k: int, out: Path) -> list[Path]:
+    """The report's figures.
+
+    Per backend: speedup vs acceptance, speedup by content type. Across backends: speed against
+    the peers, and the share of tokens from drafts per mode and k.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    grid = main_grid(records, k)
-    return [
-        plot_scatter(plt, grid, a, out / "speedup_vs_acceptance.png"),
-        plot_types(plt, a, out / "speedup_by_type.png"),
-        plot_sweep(plt, a, out / "k_sweep.png"),
-    ]
+    paths = []
+    for name, a in analyses.items():
+        grid = main_grid([r for r in records if r["backend"] == name], k)
+        paths.append(plot_scatter(plt, grid, a, out / f"speedup_vs_acceptance-{name}.png"))
+        paths.append(plot_types(plt, a, out / f"speedup_by_type-{name}.png"))
+    paths.append(plot_peers(plt, analyses, out / "speedup_vs_peers.png"))
+    paths.append(plot_share(plt, analyses, out / "share_from_drafts.png"))
+    return paths
 
 
 def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
@@ -292,12 +387,12 @@ def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
     cols = 3
     rows = max(1, -(-len(fams) // cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.3 * rows), squeeze=False, sharey=True)
-    for ax, fam in zip(axes.flat, fams):
+    for ax, fam in zip(axes.flat, fams, strict=False):
         recs = drafting(of(grid, fam))
-        for lab, colour in zip(LABELS, ("tab:blue", "tab:orange", "tab:green")):
+        for lab, colour in zip(LABELS, ("tab:blue", "tab:orange", "tab:green"), strict=True):
             pts = [(r["stats"]["acceptance_rate"], r["speedup"]) for r in recs if r["label"] == lab]
             if pts:
-                ax.scatter(*zip(*pts), s=12, color=colour, label=lab, alpha=0.7)
+                ax.scatter(*zip(*pts, strict=True), s=12, color=colour, label=lab, alpha=0.7)
         ax.axhline(1.0, color="grey", lw=0.8)
         fit = a["break_even"][fam]
         if fit["slope"] is not None:
@@ -349,16 +444,49 @@ def plot_types(plt, a: dict, path: Path) -> Path:
     return save(fig, path)
 
 
-def plot_sweep(plt, a: dict, path: Path) -> Path:
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for fam, v in a["sweep"].items():
-        ks = sorted(v)
-        left.plot(ks, [v[k]["speedup_median"] for k in ks], marker="o", label=fam)
-        right.plot(ks, [v[k]["acceptance"] for k in ks], marker="o", label=fam)
-    left.axhline(1.0, color="grey", lw=0.8)
-    left.set(xlabel="k (draft length)", ylabel="median speedup vs plain")
-    right.set(xlabel="k (draft length)", ylabel="pooled acceptance")
-    left.legend(fontsize=7)
+def plot_peers(plt, analyses: dict[str, dict], path: Path) -> Path:
+    """Decode speed of our runs and the peers over our plain, per backend and content type."""
+    fig, axes = plt.subplots(
+        1, len(analyses), figsize=(6 * len(analyses), 4), squeeze=False, sharey=True
+    )
+    for ax, (name, a) in zip(axes[0], analyses.items(), strict=True):
+        runs = list(a["peers"])
+        width = 0.8 / (len(LABELS) + 1)
+        for i, lab in enumerate(("all", *LABELS)):
+            ys = [
+                a["peers"][r]["ratio"] if lab == "all" else a["peers"][r]["by_type"].get(lab, 0)
+                for r in runs
+            ]
+            ax.bar([j + (i - 1.5) * width for j in range(len(runs))], ys, width, label=lab)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(
+            range(len(runs)),
+            [r.split(": ", 1)[1] for r in runs],
+            rotation=25,
+            ha="right",
+            fontsize=7,
+        )
+        ax.set_title(f"backend {name}", fontsize=9)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("decode tok/s over our plain (same backend)")
+    return save(fig, path)
+
+
+def plot_share(plt, analyses: dict[str, dict], path: Path) -> Path:
+    """Share of tokens from accepted drafts and median speedup against k, per mode and backend."""
+    fig, axes = plt.subplots(len(analyses), 2, figsize=(10, 3.6 * len(analyses)), squeeze=False)
+    for (left, right), (name, a) in zip(axes, analyses.items(), strict=True):
+        for fam, by_k in a["mode_k"].items():
+            ks = sorted(by_k)
+            left.plot(ks, [by_k[k]["from_drafts"] for k in ks], marker="o", label=fam)
+            right.plot(ks, [by_k[k]["speedup_median"] for k in ks], marker="o", label=fam)
+        right.axhline(1.0, color="grey", lw=0.8)
+        ks = sorted({k for by_k in a["mode_k"].values() for k in by_k})
+        for ax in (left, right):
+            ax.set_xticks(ks)
+        left.set(xlabel="k", ylabel="share of tokens from drafts", title=f"backend {name}")
+        right.set(xlabel="k", ylabel="median speedup vs plain", title=f"backend {name}")
+        left.legend(fontsize=7)
     return save(fig, path)
 
 

@@ -5,13 +5,14 @@ same machine noise on the same excerpts, and is checked token for token against 
 All conditions of an excerpt run back to back (interleaved), so a busy neighbour slows them all.
 
 Here: the corpus (polish/data/bench.jsonl), the conditions (plain, lookup, model drafter per
-translation mode, auto; k sweep on a subset) and the runs. `analysis.py` turns the runs into
-statistics, `report.py` into Markdown and plots.
+translation mode, auto; k sweep on a subset), the peers (`peers.py`) and the runs, per backend.
+`analysis.py` turns the runs into statistics, `report.py` into Markdown and plots.
 """
 
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 import os
 import platform
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from decoder.bench.analysis import LABELS, analyse
+from decoder.bench.peers import Peer, llama_cpp_peers, mlx_lm_peer, time_peer
 from decoder.bench.report import plots, report
 from decoder.config import TRANSLATIONS, Settings
 from decoder.drafting.drafter import Context, Drafter
@@ -38,6 +40,8 @@ class BenchConfig:
     k: int = 4  # draft length of the fixed conditions in the main grid
     sweep_ks: tuple[int, ...] = SWEEP_KS
     sweep_n: int = 6  # excerpts (spread over the types) that also get the k sweep
+    backends: tuple[str, ...] = ()  # run one after the other; empty: the settings' backend
+    peers: bool = True  # time mlx-lm and llama-cpp-python beside ours, where installed
     out: Path = ROOT / "docs"
     command: str = "bielik-lsp bench"
 
@@ -48,6 +52,7 @@ QUICK = BenchConfig(
     k=2,
     sweep_ks=(1, 2),
     sweep_n=1,
+    peers=False,
     out=ROOT / "build" / "bench-quick",
     command="bielik-lsp bench --quick",
 )
@@ -80,7 +85,7 @@ def load_corpus(path: Path = CORPUS) -> list[Excerpt]:
 
 
 def select(corpus: list[Excerpt], per_class: int) -> list[Excerpt]:
-    """`per_class` excerpts of each type, evenly spaced through the corpus (so through the sources)."""
+    """`per_class` excerpts of each type, evenly spaced through the corpus (and its sources)."""
     out = []
     for label in LABELS:
         items = [e for e in corpus if e.label == label]
@@ -131,7 +136,7 @@ def model_drafters(pipe, drafter_model) -> tuple[dict[str, Drafter], dict[str, s
 
 
 def share_runner(drafters: list[Drafter]) -> None:
-    """One drafter-model cache for all translation modes (and auto's), so the prompt is prefilled once.
+    """One drafter-model cache for all translation modes and auto, so the prompt is prefilled once.
 
     Safe because a runner is keyed by the exact ids it holds and every drafter resyncs it on
     each call; runs are sequential, so no two drafters use it at the same time.
@@ -144,7 +149,7 @@ def share_runner(drafters: list[Drafter]) -> None:
 def build_conditions(
     pipe, drafter_model, ks: tuple[int, ...]
 ) -> tuple[list[Condition], dict[str, str]]:
-    """Baseline first (every other condition is compared with it), then fixed drafters per k, then auto."""
+    """Baseline first (every other condition is compared with it), fixed drafters per k, auto."""
     fixed, missing = model_drafters(pipe, drafter_model)
     share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
@@ -175,22 +180,27 @@ def warm(drafters: list[Drafter], prompt: list[int], text: str) -> float:
 
 
 def cost_samples(cycles: list[dict]) -> dict:
-    """Per-run sums for the cost estimates: verify seconds by tokens verified, draft seconds per k."""
+    """Per-run sums for the cost model.
+
+    Verify seconds by tokens verified, and a model drafter's seconds and forward passes (cycles
+    that ran no model, such as lookup's, count none).
+    """
     verify: dict[int, list[float]] = {}
     for c in cycles:
         v = verify.setdefault(c["drafted"] + 1, [0.0, 0])
         v[0] += c["verify_s"]
         v[1] += 1
-    drafting = [c for c in cycles if c["k"] > 0]
+    model = [c for c in cycles if c["k"] > 0 and c["drafter"] != "lookup"]
     return {
         "verify_by_n": {str(n): v for n, v in sorted(verify.items())},
-        "draft_s": sum(c["draft_s"] for c in drafting),
-        "draft_steps": sum(c["k"] for c in drafting),
+        "model_draft_s": sum(c["draft_s"] for c in model),
+        # Passes as the drafter counted them, else k+1 for a k-token draft (the paper's count).
+        "drafter_passes": sum(c.get("passes", c["k"] + 1) for c in model),
     }
 
 
 def run_one(pipe, cond: Condition, ex: Excerpt, max_tokens: int) -> dict:
-    """One generation; the record keeps the ids (to compare) and the statistics (no per-cycle list)."""
+    """One generation; the record keeps the ids (to compare) and the statistics (no cycle list)."""
     warm_s = warm(cond.warm, pipe.engine.encode(ex.text), ex.text)
     ids, stats, pieces = [], None, []
     for chunk in pipe.continue_text(
@@ -215,6 +225,16 @@ def run_one(pipe, cond: Condition, ex: Excerpt, max_tokens: int) -> dict:
     }
 
 
+def run_peer(pipe, peer: Peer, ex: Excerpt, max_tokens: int) -> dict:
+    """A peer on the same prompt ids as ours (our encoding, with the model's own BOS)."""
+    return {
+        "excerpt": ex.id,
+        "label": ex.label,
+        "peer": peer.name,
+        **time_peer(peer, pipe.engine.encode(ex.text), max_tokens),
+    }
+
+
 def compare(rec: dict, base: dict) -> None:
     """Mark the record identical or not to the baseline, and its speedup over it."""
     a, b = rec["ids"], base["ids"]
@@ -222,7 +242,9 @@ def compare(rec: dict, base: dict) -> None:
     rec["mismatch_at"] = (
         None
         if a == b
-        else next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        else next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
     )
     base_tps = base["stats"]["tokens_per_second"]
     rec["speedup"] = rec["stats"]["tokens_per_second"] / base_tps if base_tps else float("nan")
@@ -231,7 +253,7 @@ def compare(rec: dict, base: dict) -> None:
 def plan(
     conds: list[Condition], excerpts: list[Excerpt], cfg: BenchConfig
 ) -> list[tuple[Excerpt, Condition]]:
-    """Main grid (baseline, auto, fixed at cfg.k) on every excerpt; the other k only on the sweep subset."""
+    """Main grid (baseline, auto, fixed at cfg.k) on every excerpt; other k on the sweep subset."""
     sweep = sweep_subset(excerpts, cfg.sweep_n)
     return [
         (ex, c)
@@ -242,15 +264,24 @@ def plan(
 
 
 def run_all(
-    pipe, conds: list[Condition], excerpts: list[Excerpt], cfg: BenchConfig, progress: bool
-) -> list[dict]:
-    """Every planned run, excerpt by excerpt; the target's cache is reset per excerpt (prefill counts once)."""
+    pipe,
+    conds: list[Condition],
+    peers: list[Peer],
+    excerpts: list[Excerpt],
+    cfg: BenchConfig,
+    progress: bool,
+) -> tuple[list[dict], list[dict]]:
+    """Every planned run, excerpt by excerpt, the peers last; (our records, the peers' records).
+
+    The target's cache is reset per excerpt, so its prefill counts once (in the baseline).
+    """
     from tqdm import tqdm
 
     todo, sweep = plan(conds, excerpts, cfg), sweep_subset(excerpts, cfg.sweep_n)
-    records, base = [], None
-    with tqdm(total=len(todo), desc="bench", unit="run", disable=not progress) as bar:
-        for ex, cond in todo:
+    records, peer_records, base = [], [], None
+    total = len(todo) + len(peers) * len(excerpts)
+    with tqdm(total=total, desc="bench", unit="run", disable=not progress) as bar:
+        for i, (ex, cond) in enumerate(todo):
             if cond.family == "baseline":
                 pipe.engine.runner.reset()
             rec = run_one(pipe, cond, ex, cfg.max_tokens)
@@ -260,7 +291,38 @@ def run_all(
             records.append(rec)
             bar.set_postfix_str(f"{ex.id} {cond.name}")
             bar.update()
-    return records
+            if i + 1 == len(todo) or todo[i + 1][0] is not ex:
+                for peer in peers:
+                    peer_records.append(run_peer(pipe, peer, ex, cfg.max_tokens))
+                    compare(peer_records[-1], base)
+                    bar.set_postfix_str(f"{ex.id} {peer.name}")
+                    bar.update()
+    return records, peer_records
+
+
+def load_peers(pipe, backend: str, excerpts: list[Excerpt], cfg: BenchConfig):
+    """The peers that run beside `backend`, and why each missing one is missing."""
+    if not cfg.peers:
+        return [], {}
+    if backend == "mlx":
+        try:
+            return [mlx_lm_peer(pipe.target.model, pipe.target.tokenizer)], {}
+        except ImportError as e:
+            return [], {"mlx-lm": f"not installed ({e})"}
+    gguf = getattr(pipe.target, "gguf", None)
+    if gguf is None:
+        return [], {"llama-cpp-python": "the target is not a GGUF file"}
+    longest = max(len(pipe.engine.encode(e.text)) for e in excerpts)
+    try:
+        peers = llama_cpp_peers(
+            gguf,
+            threads=pipe.engine.runner.describe()["threads"],
+            n_ctx=longest + cfg.max_tokens + 16,
+            eos=pipe.engine.eos,
+        )
+    except ImportError as e:
+        return [], {"llama-cpp-python": f"not installed ({e})"}
+    return peers, {}
 
 
 # ---------------------------------------------------------------- entry point
@@ -291,47 +353,43 @@ def machine() -> str:
         if Path("/proc/cpuinfo").exists()
         else platform.processor()
     )
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, MLX {mx.__version__} ({mx.default_device()}), BLAS {loaded_blas()}"
+    return (
+        f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, "
+        f"MLX {mx.__version__} ({mx.default_device()}), BLAS {loaded_blas()}"
+    )
 
 
 def write_outputs(data: dict, out: Path) -> Path:
-    """Raw JSON, plots and the Markdown report from one saved run (`data` = meta + records)."""
-    meta, records = data["meta"], data["records"]
-    a = analyse(records, meta["k"])
+    """Raw JSON, plots and the Markdown report from one saved run (meta, records, peers)."""
+    meta = data["meta"]
+    analyses = {
+        b: analyse(
+            [r for r in data["records"] if r["backend"] == b],
+            [p for p in data["peers"] if p["backend"] == b],
+            meta["k"],
+        )
+        for b in meta["backends"]
+    }
     (out / "bench").mkdir(parents=True, exist_ok=True)
     (out / "bench" / "raw.json").write_text(
         json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    plots(records, a, meta["k"], out / "bench")
+    plots(data["records"], analyses, meta["k"], out / "bench")
     path = out / "benchmarks.md"
-    path.write_text(report(meta, a, len(records), default_grid()), encoding="utf-8")
+    path.write_text(report(meta, analyses, default_grid()), encoding="utf-8")
     return path
 
 
-def run_bench(
-    settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: str = ""
-) -> Path:
-    """Load the models once, run every condition on every excerpt, write the report; its path."""
-    from decoder.backends.models import ModelLoadError, load_model
-    from decoder.pipeline import Pipeline
-
+def run(settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: str = "") -> Path:
+    """Every condition and peer on every excerpt, backend after backend; the report's path."""
     start, load0 = time.perf_counter(), os.getloadavg()[0]
-    pipe = Pipeline.load(
-        replace(settings, drafter="auto", translation="anchored"), progress=progress
-    )
-    drafter_model, why = pipe.drafter_model, ""
-    if drafter_model is None:
-        try:
-            drafter_model = load_model(
-                settings.drafter_model, dtype=settings.dtype, progress=progress
-            )
-        except ModelLoadError as e:
-            why = str(e)
-    conds, missing = build_conditions(pipe, drafter_model, tuple(sorted({*cfg.sweep_ks, cfg.k})))
-    missing = {f: why or m for f, m in missing.items()}
     excerpts = select(load_corpus(), cfg.per_class)
-    probe = pipe.costs.describe()
-    records = run_all(pipe, conds, excerpts, cfg, progress)
+    records, peers, backends = [], [], {}
+    for backend in cfg.backends or (getattr(settings, "backend", "mlx"),):
+        recs, peer_recs, info = run_backend(settings, backend, excerpts, cfg, progress)
+        records += recs
+        peers += peer_recs
+        backends[info.pop("name")] = info
     counts = {lab: sum(e.label == lab for e in excerpts) for lab in LABELS}
     meta = {
         "command": cfg.command,
@@ -347,13 +405,48 @@ def run_bench(
         "k": cfg.k,
         "sweep_ks": list(cfg.sweep_ks),
         "sweep_n": cfg.sweep_n,
-        "auto_k": pipe.settings.k,
+        "auto_k": settings.k,
         "n_excerpts": len(excerpts),
         "per_type": ", ".join(f"{n} {lab}" for lab, n in counts.items()),
-        "unavailable": missing,
-        "probe": probe,
+        "backends": backends,
+        "n_runs": len(records) + len(peers),
     }
-    return write_outputs({"meta": meta, "records": records}, cfg.out)
+    return write_outputs({"meta": meta, "records": records, "peers": peers}, cfg.out)
+
+
+def run_backend(
+    settings: Settings, backend: str, excerpts: list[Excerpt], cfg: BenchConfig, progress: bool
+) -> tuple[list[dict], list[dict], dict]:
+    """Load the models on one backend, run its grid and peers, then free them for the next."""
+    from decoder.backends.models import ModelLoadError, load_model
+    from decoder.pipeline import Pipeline
+
+    settings = replace(settings, drafter="auto", translation="anchored")
+    pipe = Pipeline.load(settings, progress=progress)
+    drafter_model, why = pipe.drafter_model, ""
+    if drafter_model is None:
+        try:
+            drafter_model = load_model(
+                settings.drafter_model, dtype=settings.dtype, progress=progress
+            )
+        except ModelLoadError as e:
+            why = str(e)
+    conds, missing = build_conditions(pipe, drafter_model, tuple(sorted({*cfg.sweep_ks, cfg.k})))
+    peers, peers_missing = load_peers(pipe, backend, excerpts, cfg)
+    runner = pipe.engine.runner
+    info = {
+        "name": getattr(runner, "name", backend),
+        "describe": runner.describe() if hasattr(runner, "describe") else {},
+        "probe": pipe.costs.describe(),
+        "unavailable": {f: why or m for f, m in missing.items()},
+        "peers_unavailable": peers_missing,
+    }
+    records, peer_records = run_all(pipe, conds, peers, excerpts, cfg, progress)
+    for r in records + peer_records:
+        r["backend"] = info["name"]
+    del pipe, drafter_model, conds, peers
+    gc.collect()
+    return records, peer_records, info
 
 
 def rereport(path: Path, out: Path) -> Path:
