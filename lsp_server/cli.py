@@ -105,6 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--from-json", help="rebuild the report and plots from a saved raw.json (no models)"
     )
     bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    typing = bench.add_argument_group(
+        "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
+    )
+    typing.add_argument(
+        "--typing",
+        action="store_true",
+        help="measure pause -> suggestion latency while typing instead (default OUT: "
+        "build/bench-typing)",
+    )
+    typing.add_argument(
+        "--minutes",
+        type=float,
+        help="with --typing: type on through the corpus for this long (memory over time)",
+    )
+    typing.add_argument("--chars", type=int, help="characters typed per excerpt (default 160)")
+    typing.add_argument("--cps", type=float, help="typing speed, characters/s (default 8)")
     return p
 
 
@@ -116,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     from decoder.cli import UserError, run_bench, run_continue, run_doctor, run_serve_model
     from decoder.config import ConfigError, load_settings
     from decoder.engine import PromptTooLong
+    from lsp_server.typing_bench import TypingBenchError
 
     overrides = {
         k: v
@@ -142,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_continue(settings, args.file, as_json=args.json, progress=not args.quiet)
         if args.command == "doctor":
             return run_doctor(settings, load=args.load, progress=True)
+        if args.command == "bench" and (args.typing or args.minutes):
+            return run_typing_bench(args, argv)
         if args.command == "bench":
             return run_bench(settings, args)
         if args.command == "serve-model":
@@ -149,11 +168,33 @@ def main(argv: list[str] | None = None) -> int:
         from lsp_server.server import serve
 
         return serve(settings, tcp=getattr(args, "tcp", None))
-    except (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError) as e:
+    except (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError, TypingBenchError) as e:
         print(f"bielik-lsp: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def run_typing_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """`bench --typing`: the server gets the same global options (config, preset, models)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from lsp_server.typing_bench import QUICK, TypingConfig, run_typing, server_command
+
+    argv = sys.argv[1:] if argv is None else argv
+    cfg = QUICK if args.quick else TypingConfig()
+    given = {
+        "per_class": args.per_class,
+        "chars": args.chars,
+        "cps": args.cps,
+        "minutes": args.minutes,
+        "out": args.out and Path(args.out),
+        "command": " ".join(["bielik-lsp", *argv]),
+    }
+    cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    print(run_typing(server_command(argv[: argv.index("bench")]), cfg, progress=not args.quiet))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,604 @@
+"""`bielik-lsp bench --typing`: what a person typing in an editor gets from the real server.
+
+The server runs as an editor runs it (a subprocess speaking LSP over stdio) and a simulated
+typist drives it the way VS Code does: every keystroke is an incremental `didChange` followed by
+an `inlineCompletion` request, and the previous request is cancelled (`$/cancelRequest`). The
+typist types real Polish text from polish/data/bench.jsonl (structured and prose excerpts) at a
+steady rate and pauses at each word end until a suggestion arrives (or gives up after a while).
+
+Measured: pause -> suggestion latency (p50/p95), the share of pauses that got a suggestion, the
+characters the typist then typed exactly as suggested, stale answers (a non-empty suggestion
+arriving for a document version the client has already moved past), and the server's resident
+memory (sampled). `--minutes N` types on through the corpus for N minutes (a storm of keystrokes
+and cancels) and records the memory over time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+from tqdm import tqdm
+
+from decoder.bench.runs import ROOT, Excerpt, load_corpus
+
+from .compat import server_process
+
+LABELS = ("structured", "prose")
+
+
+class TypingBenchError(Exception):
+    """The server could not be driven (it did not start, load or answer): one line for the user."""
+
+
+STATUS = "bielik/status"
+
+
+@dataclass(frozen=True)
+class TypingConfig:
+    per_class: int = 3  # excerpts per content type
+    chars: int = 160  # characters typed per excerpt
+    cps: float = 8.0  # typing speed, characters per second
+    max_wait_s: float = 5.0  # how long the typist waits at a pause before typing on
+    minutes: float | None = None  # storm: type on through the corpus for this long
+    rss_every_s: float = 0.25  # memory sampling period
+    ready_timeout_s: float = 600.0  # model load (the first run converts the models)
+    out: Path = ROOT / "build" / "bench-typing"
+    command: str = "bielik-lsp bench --typing"
+
+
+QUICK = TypingConfig(per_class=1, chars=24, out=ROOT / "build" / "bench-typing-quick")
+
+
+# ---------------------------------------------------------------- what is typed
+
+
+@dataclass(frozen=True)
+class Script:
+    """One excerpt: the document as opened, the text then typed, and what the typist means."""
+
+    id: str
+    label: str
+    context: str  # the document when opened (the cursor at its end)
+    typed: str  # typed one character at a time
+    intended: str  # typed + the rest of the excerpt (a suggestion is judged against this)
+
+
+def script_for(excerpt: Excerpt, chars: int) -> Script:
+    """Open the excerpt's first part and type the next `chars` characters from a word start."""
+    text = excerpt.text
+    start = max(len(text) // 3, len(text) - chars - len(text) // 4)
+    while start < len(text) and not text[start - 1].isspace():
+        start += 1
+    return Script(
+        excerpt.id, excerpt.label, text[:start], text[start : start + chars], text[start:]
+    )
+
+
+def scripts(cfg: TypingConfig) -> list[Script]:
+    """`per_class` excerpts of each content type, spread over the corpus."""
+    corpus = load_corpus()
+    out = []
+    for label in LABELS:
+        items = [e for e in corpus if e.label == label]
+        step = max(1, len(items) // cfg.per_class)
+        out += [script_for(e, cfg.chars) for e in items[::step][: cfg.per_class]]
+    return out
+
+
+def word_end(text: str, i: int) -> bool:
+    """Whether the typist pauses after text[i]: the last character of a word."""
+    return not text[i].isspace() and (i + 1 == len(text) or text[i + 1].isspace())
+
+
+def typed_as_suggested(suggestion: str, intended: str) -> int:
+    """Characters of the suggestion the typist then typed exactly (the common prefix)."""
+    n = 0
+    for a, b in zip(suggestion, intended, strict=False):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------- records
+
+
+@dataclass
+class Pause:
+    excerpt: str
+    label: str
+    at: int  # characters typed before the pause
+    latency_ms: float | None  # keystroke -> non-empty suggestion; None: none came
+    outcome: str  # suggestion | empty | timeout | error
+    suggestion: str = ""
+    matched: int = 0  # of its characters, typed exactly as suggested
+
+
+@dataclass
+class Counts:
+    keystrokes: int = 0
+    requests: int = 0
+    cancelled: int = 0  # answered -32800 after our $/cancelRequest
+    stale: int = 0  # a non-empty suggestion for a version the document no longer has
+    while_typing: int = 0  # non-empty suggestions for the current version between pauses
+    errors: int = 0  # other error answers
+
+
+@dataclass
+class Memory:
+    """The server's resident set size, sampled; series kept coarse (one point per second)."""
+
+    peak_mb: float = 0.0
+    series: list[tuple[float, float]] = field(default_factory=list)  # (seconds, MB)
+
+    def sample(self, proc: psutil.Process, t: float) -> None:
+        try:
+            rss = proc.memory_info().rss / 2**20
+        except psutil.Error:
+            return
+        self.peak_mb = max(self.peak_mb, rss)
+        if not self.series or t - self.series[-1][0] >= 1.0:
+            self.series.append((round(t, 1), round(rss, 1)))
+
+
+# ---------------------------------------------------------------- the editor side
+
+
+class Editor:
+    """An LSP client that asks for suggestions as VS Code does.
+
+    One request per keystroke, the previous one cancelled; the server's own requests (progress)
+    are answered as an editor answers them.
+    """
+
+    def __init__(self) -> None:
+        self.client = LanguageClient("bielik-typing-bench", "1")
+        self.state, self.message = "starting", ""
+        self.messages: list[str] = []
+        self.counts = Counts()
+        self.uri, self.text, self.version = "", "", 0
+        self.next_id = 0
+        self.pending: tuple[int, asyncio.Future] | None = None
+        c = self.client
+
+        @c.feature(STATUS)
+        def status(params) -> None:
+            self.state = getattr(params, "state", self.state)
+            self.message = getattr(params, "message", "")
+
+        @c.feature(types.WINDOW_SHOW_MESSAGE)
+        def show(params: types.ShowMessageParams) -> None:
+            self.messages.append(params.message)
+
+        @c.feature(types.WINDOW_LOG_MESSAGE)
+        def log(params: types.LogMessageParams) -> None:
+            pass
+
+        @c.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def progress_create(params) -> None:
+            return None
+
+        @c.feature(types.PROGRESS)
+        def progress(params) -> None:
+            pass
+
+    async def launch(self, argv: list[str], log_path: Path) -> psutil.Process:
+        """Start the server as an editor does (a subprocess on stdio); its stderr goes to a log."""
+        await self.client.start_io(*argv, env=_server_env())
+        process = server_process(self.client)
+        self._drain = asyncio.ensure_future(_drain(process.stderr, log_path))
+        return psutil.Process(process.pid)
+
+    async def initialise(self, timeout_s: float) -> None:
+        """initialize/initialized as VS Code sends them; wait until the models are ready."""
+        await self.client.initialize_async(
+            types.InitializeParams(
+                process_id=os.getpid(),
+                capabilities=types.ClientCapabilities(
+                    window=types.WindowClientCapabilities(work_done_progress=True)
+                ),
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        deadline = time.perf_counter() + timeout_s
+        while self.state not in ("ready", "error"):
+            if time.perf_counter() > deadline:
+                raise TypingBenchError(f"the server was not ready after {timeout_s:.0f} s")
+            await asyncio.sleep(0.1)
+        if self.state != "ready":
+            raise TypingBenchError(f"the server could not load its models: {self.message}")
+
+    async def stop(self) -> None:
+        """shutdown/exit; kill the server if it does not go."""
+        process = server_process(self.client)
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 10)
+            self.client.exit(None)
+            await asyncio.wait_for(process.wait(), 10)
+        except (asyncio.TimeoutError, RuntimeError):
+            process.kill()
+        await self.client.stop()
+        await self._drain
+
+    def open(self, uri: str, text: str) -> None:
+        self.uri, self.text, self.version = uri, text, 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="markdown", version=1, text=text
+                )
+            )
+        )
+
+    def close(self) -> None:
+        self.cancel()
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(self.uri))
+        )
+
+    def end(self) -> types.Position:
+        line = self.text.count("\n")
+        last = self.text[self.text.rfind("\n") + 1 :]
+        return types.Position(line=line, character=len(last.encode("utf-16-le")) // 2)
+
+    def keystroke(self, char: str) -> tuple[asyncio.Future, float]:
+        """Type one character at the end; ask for a suggestion, cancelling the previous ask."""
+        pos = self.end()
+        self.text += char
+        self.version += 1
+        self.counts.keystrokes += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=pos, end=pos), text=char
+                    )
+                ],
+            )
+        )
+        self.cancel()
+        return self.request(), time.perf_counter()
+
+    def request(self) -> asyncio.Future:
+        """Ask for a suggestion at the end; resolves to (suggestion or None, seconds, current)."""
+        self.next_id += 1
+        msg_id, version, sent = self.next_id, self.version, time.perf_counter()
+        params = types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=self.uri),
+            position=self.end(),
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Automatic
+            ),
+        )
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        def arrived(fut) -> None:
+            took = time.perf_counter() - sent
+            try:
+                suggestion = _first_text(fut.result())
+            except Exception as e:  # an error answer: -32800 for a cancelled request
+                if getattr(e, "code", None) == -32800:
+                    self.counts.cancelled += 1
+                else:
+                    self.counts.errors += 1
+                    self.messages.append(f"inlineCompletion error: {e}")
+                suggestion = None
+            if suggestion and version != self.version:
+                self.counts.stale += 1
+            if not answer.done():
+                answer.set_result((suggestion, took, version == self.version))
+
+        self.client.protocol.send_request(
+            types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
+        ).add_done_callback(lambda fut: answer.get_loop().call_soon_threadsafe(arrived, fut))
+        self.counts.requests += 1
+        self.pending = (msg_id, answer)
+        return answer
+
+    def cancel(self) -> None:
+        if self.pending and not self.pending[1].done():
+            self.client.cancel_request(types.CancelParams(id=self.pending[0]))
+        self.pending = None
+
+    async def stats(self) -> dict:
+        result = await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="bielik.showStats", arguments=[])
+        )
+        return _plain(result)
+
+
+def _first_text(result) -> str | None:
+    items = getattr(result, "items", result) or []
+    for item in items:
+        text = getattr(item, "insert_text", None)
+        if isinstance(text, str) and text:
+            return text
+    return None
+
+
+def _plain(value):
+    """Unknown result shapes come back from pygls as named tuples: make them JSON values."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+async def _drain(stream: asyncio.StreamReader, path: Path) -> None:
+    """Keep the server's stderr flowing (a full pipe would block it) into a log file."""
+    with path.open("wb") as f:
+        while chunk := await stream.read(65536):
+            f.write(chunk)
+
+
+# ---------------------------------------------------------------- the typist
+
+
+async def type_script(
+    editor: Editor, script: Script, cfg: TypingConfig, bar: tqdm, n: int
+) -> list[Pause]:
+    """Type one excerpt into a fresh document; a Pause record for every word end."""
+    editor.open(f"file:///bench/typing/{n:04d}-{script.id}.md", script.context)
+    pauses: list[Pause] = []
+    step = 1.0 / cfg.cps
+    due = time.perf_counter() + step
+    for i, char in enumerate(script.typed):
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        answer, _ = editor.keystroke(char)
+        bar.update(1)
+        if not word_end(script.typed, i):
+            answer.add_done_callback(partial_while_typing(editor))
+            due += step
+            continue
+        pauses.append(await wait_at_pause(answer, script, i + 1, cfg.max_wait_s))
+        due = time.perf_counter() + step
+    editor.close()
+    return pauses
+
+
+def partial_while_typing(editor: Editor):
+    def seen(fut: asyncio.Future) -> None:
+        suggestion, _, current = fut.result()
+        if suggestion and current:
+            editor.counts.while_typing += 1
+
+    return seen
+
+
+async def wait_at_pause(answer: asyncio.Future, script: Script, at: int, wait_s: float) -> Pause:
+    try:
+        suggestion, took, _ = await asyncio.wait_for(asyncio.shield(answer), wait_s)
+    except asyncio.TimeoutError:
+        return Pause(script.id, script.label, at, None, "timeout")
+    if not suggestion:
+        return Pause(script.id, script.label, at, None, "empty")
+    matched = typed_as_suggested(suggestion, script.intended[at:])
+    return Pause(script.id, script.label, at, took * 1000, "suggestion", suggestion, matched)
+
+
+# ---------------------------------------------------------------- summaries
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def summarise(pauses: list[Pause], typed_chars: int) -> dict:
+    lat = [p.latency_ms for p in pauses if p.latency_ms is not None]
+    return {
+        "pauses": len(pauses),
+        "with_suggestion": len(lat),
+        "share_with_suggestion": len(lat) / len(pauses) if pauses else 0.0,
+        "p50_ms": percentile(lat, 50),
+        "p95_ms": percentile(lat, 95),
+        "mean_ms": statistics.fmean(lat) if lat else None,
+        "timeouts": sum(p.outcome == "timeout" for p in pauses),
+        "typed_chars": typed_chars,
+        "suggested_chars": sum(len(p.suggestion) for p in pauses),
+        "typed_as_suggested": covered(pauses, typed_chars),
+    }
+
+
+def covered(pauses: list[Pause], typed_chars: int) -> int:
+    """Typed characters that a suggestion shown at a pause had right (each counted once)."""
+    seen: set[tuple[str, int]] = set()
+    for p in pauses:
+        seen.update((p.excerpt, p.at + j) for j in range(p.matched))
+    return len(seen)
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class Run:
+    config: dict
+    machine: str
+    started: str
+    server: list[str]
+    load_seconds: float = 0.0
+    settings: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    memory: dict = field(default_factory=dict)
+    server_stats: dict = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    pauses: list[dict] = field(default_factory=list)
+
+
+def machine() -> str:
+    system = f"{platform.system()} {platform.machine()}"
+    return f"{system}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) -> Run:
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    todo = scripts(cfg)
+    record = Run(
+        config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
+        machine=machine(),
+        started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        server=server_argv,
+    )
+    editor = Editor()
+    memory = Memory()
+    t0 = time.perf_counter()
+    proc = await editor.launch(server_argv, cfg.out / "server.log")
+    sampler = asyncio.ensure_future(_sample(proc, memory, t0, cfg.rss_every_s))
+    try:
+        await editor.initialise(cfg.ready_timeout_s)
+        record.load_seconds = time.perf_counter() - t0
+        record.settings = (await editor.stats()).get("config", {})
+        pauses: list[Pause] = []
+        typed = {label: 0 for label in LABELS}
+        total = None if cfg.minutes else sum(len(s.typed) for s in todo)
+        with tqdm(total=total, desc="typing", unit="char", disable=not progress) as bar:
+            stop_at = time.perf_counter() + 60 * cfg.minutes if cfg.minutes else None
+            n = 0
+            while True:
+                script = todo[n % len(todo)]
+                pauses += await type_script(editor, script, cfg, bar, n)
+                typed[script.label] += len(script.typed)
+                n += 1
+                bar.set_postfix_str(_postfix(pauses, memory), refresh=False)
+                if stop_at is None and n == len(todo):
+                    break
+                if stop_at is not None and time.perf_counter() >= stop_at:
+                    break
+        record.server_stats = (await editor.stats()).get("session", {})
+    finally:
+        sampler.cancel()
+        await editor.stop()
+    for label in LABELS:
+        record.summary[label] = summarise([p for p in pauses if p.label == label], typed[label])
+    record.summary["all"] = summarise(pauses, sum(typed.values()))
+    record.counts = asdict(editor.counts)
+    record.memory = {"peak_mb": round(memory.peak_mb, 1), "series": memory.series}
+    record.messages = editor.messages
+    record.pauses = [asdict(p) for p in pauses]
+    return record
+
+
+def _server_env() -> dict:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+
+
+async def _sample(proc: psutil.Process, memory: Memory, t0: float, every: float) -> None:
+    while True:
+        memory.sample(proc, time.perf_counter() - t0)
+        await asyncio.sleep(every)
+
+
+def _postfix(pauses: list[Pause], memory: Memory) -> str:
+    lat = [p.latency_ms for p in pauses if p.latency_ms is not None]
+    p50 = percentile(lat, 50)
+    return (
+        f"p50 {p50:.0f} ms, RSS {memory.peak_mb:.0f} MB" if p50 else f"RSS {memory.peak_mb:.0f} MB"
+    )
+
+
+# ---------------------------------------------------------------- report
+
+
+def report(record: Run) -> str:
+    """The Markdown section for docs/benchmarks.md."""
+    s, cfg = record.settings, record.config
+    model = ", ".join(
+        f"{k} `{s[k]}`" for k in ("backend", "target", "drafterModel", "drafter") if s.get(k)
+    )
+    lines = [
+        f"`{cfg['command']}` ({record.started}; {record.machine}). The server as an editor runs "
+        f"it (stdio), {model}; models ready {record.load_seconds:.1f} s after start. A typist "
+        f"types {cfg['chars']} characters of each excerpt at {cfg['cps']:g} characters/s, one "
+        f"`didChange` and one `inlineCompletion` per keystroke, the previous request cancelled, "
+        f"and waits at each word end for a suggestion (at most {cfg['max_wait_s']:g} s).",
+        "",
+        "| text | pauses | with a suggestion | pause → suggestion p50 | p95 | typed exactly as "
+        "suggested |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label in (*LABELS, "all"):
+        r = record.summary[label]
+        lines.append(
+            f"| {label} | {r['pauses']} | {r['share_with_suggestion']:.0%} | {_ms(r['p50_ms'])} "
+            f"| {_ms(r['p95_ms'])} | {r['typed_as_suggested']} of {r['typed_chars']} characters "
+            f"({r['typed_as_suggested'] / max(1, r['typed_chars']):.0%}) |"
+        )
+    c = record.counts
+    lines += [
+        "",
+        f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
+        f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
+        f"**{c['stale']} stale** (a suggestion arriving for an outdated document version). Server "
+        f"peak RSS {record.memory['peak_mb']:.0f} MB.",
+    ]
+    if cfg.get("minutes"):
+        lines += ["", "Server RSS over the run:", "", "| minute | RSS |", "|---|---|"]
+        lines += [
+            f"| {t / 60:.1f} | {mb:.0f} MB |" for t, mb in _per_minute(record.memory["series"])
+        ]
+    if record.messages:
+        lines += ["", "Server messages: " + "; ".join(sorted(set(record.messages)))]
+    return "\n".join(lines) + "\n"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f} ms"
+
+
+def _per_minute(series: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """One RSS point per minute (the first sample of each), plus the last."""
+    out, minute = [], -1
+    for t, mb in series:
+        if int(t // 60) > minute:
+            minute = int(t // 60)
+            out.append((t, mb))
+    if series and out[-1] != series[-1]:
+        out.append(series[-1])
+    return out
+
+
+def write(record: Run, out: Path) -> Path:
+    """OUT/typing.json (everything, every pause) and OUT/typing.md; returns the Markdown path."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "typing.json").write_text(
+        json.dumps(asdict(record), ensure_ascii=False, indent=1), encoding="utf-8"
+    )
+    md = out / "typing.md"
+    md.write_text(report(record), encoding="utf-8")
+    return md
+
+
+def run_typing(server_argv: list[str], cfg: TypingConfig, progress: bool = True) -> Path:
+    """Run the typing benchmark against `server_argv` and write its outputs."""
+    return write(asyncio.run(run(server_argv, cfg, progress)), cfg.out)
+
+
+def server_command(global_args: list[str]) -> list[str]:
+    """This Python running the server with the same global options (config, preset, models)."""
+    return [sys.executable, "-m", "lsp_server.cli", *global_args, "serve"]

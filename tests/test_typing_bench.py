@@ -1,0 +1,89 @@
+"""`bielik-lsp bench --typing`: the typist's arithmetic, and a tiny run against the real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from decoder.bench.runs import Excerpt
+from lsp_server.typing_bench import (
+    Pause,
+    TypingConfig,
+    covered,
+    script_for,
+    scripts,
+    summarise,
+    typed_as_suggested,
+    word_end,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_script_starts_at_a_word_and_keeps_the_real_text():
+    text = "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym wszystkich obywateli. " * 6
+    s = script_for(Excerpt("x", "structured", text, "", ""), 40)
+    assert s.context + s.intended == text
+    assert s.intended.startswith(s.typed) and len(s.typed) == 40
+    assert s.context[-1].isspace() and not s.typed[0].isspace()
+
+
+def test_scripts_take_each_content_type_from_the_corpus():
+    got = scripts(TypingConfig(per_class=2, chars=30))
+    assert [s.label for s in got] == ["structured", "structured", "prose", "prose"]
+    assert len({s.id for s in got}) == 4
+
+
+def test_pauses_come_at_word_ends():
+    text = "Ala ma  kota.\nI psa"
+    assert [i for i in range(len(text)) if word_end(text, i)] == [2, 5, 12, 14, 18]
+
+
+def test_typed_as_suggested_is_the_common_prefix():
+    assert typed_as_suggested(" kota i psa", " kota, psa") == 5
+    assert typed_as_suggested("", "abc") == 0
+    assert typed_as_suggested("abc", "ab") == 2
+
+
+def test_overlapping_suggestions_count_each_typed_character_once():
+    pauses = [
+        Pause("a", "prose", 3, 100.0, "suggestion", " ma kota", 8),
+        Pause("a", "prose", 6, 90.0, "suggestion", " kota.", 5),
+        Pause("a", "prose", 11, None, "timeout"),
+    ]
+    assert covered(pauses, 20) == 8
+    s = summarise(pauses, 20)
+    assert (s["pauses"], s["with_suggestion"], s["timeouts"]) == (3, 2, 1)
+    assert s["p50_ms"] == 95.0 and s["typed_as_suggested"] == 8
+
+
+@pytest.mark.slow
+def test_tiny_typing_run_against_the_real_server(tmp_path):
+    """The CLI end to end (a few words, then a short storm); shapes and counts, no timings."""
+    out = tmp_path / "typing"
+    cmd = [sys.executable, "-m", "lsp_server.cli", "bench", "--typing", "--quick"]
+    cmd += ["--chars", "12", "--minutes", "0.3", "--out", str(out), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip().endswith("typing.md")
+    record = json.loads((out / "typing.json").read_text(encoding="utf-8"))
+    c = record["counts"]
+    assert c["keystrokes"] == c["requests"] > 0
+    assert c["cancelled"] + c["errors"] <= c["requests"] and c["errors"] == 0
+    typed = record["summary"]["all"]["typed_chars"]
+    assert typed == c["keystrokes"] and typed >= 24  # both excerpts at least once
+    assert record["summary"]["all"]["pauses"] == len(record["pauses"]) > 0
+    for p in record["pauses"]:
+        assert p["outcome"] in ("suggestion", "empty", "timeout")
+        assert (p["latency_ms"] is not None) == (p["outcome"] == "suggestion")
+        assert 0 <= p["matched"] <= len(p["suggestion"])
+    assert record["settings"]["target"]  # the server's own echo of its configuration
+    assert record["memory"]["peak_mb"] > 100 and record["memory"]["series"]
+    md = (out / "typing.md").read_text(encoding="utf-8")
+    assert "pause → suggestion p50" in md and "stale" in md and "RSS over the run" in md
