@@ -168,7 +168,14 @@ def main(argv: list[str] | None = None) -> int:
         from lsp_server.server import serve
 
         return serve(settings, tcp=getattr(args, "tcp", None))
-    except (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError, TypingBenchError) as e:
+    except (
+        UserError,
+        ConfigError,
+        ModelLoadError,
+        PromptTooLong,
+        ServerError,
+        TypingBenchError,
+    ) as e:
         print(f"bielik-lsp: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
