@@ -46,7 +46,7 @@ def _uri(values: dict) -> str:
     return uri
 
 
-def toggle_speculation(ls: "BielikServer", args: tuple) -> dict:
+def toggle_speculation(ls: BielikServer, args: tuple) -> dict:
     """Set a file's speculation to on/off/auto, or cycle auto -> off -> on -> auto."""
     values = _args(args, ("uri", "mode"))
     uri = _uri(values)
@@ -62,7 +62,7 @@ def toggle_speculation(ls: "BielikServer", args: tuple) -> dict:
     return {"uri": uri, "speculation": mode, "drafter": drafter, "reason": reason}
 
 
-def show_stats(ls: "BielikServer", args: tuple) -> dict:
+def show_stats(ls: BielikServer, args: tuple) -> dict:
     """Per-file and session statistics, plus the model state and effective configuration."""
     values = _args(args, ("uri",))
     report = ls.stats.report(values.get("uri"))
@@ -72,7 +72,7 @@ def show_stats(ls: "BielikServer", args: tuple) -> dict:
     return report
 
 
-async def continue_document(ls: "BielikServer", args: tuple) -> dict:
+async def continue_document(ls: BielikServer, args: tuple) -> dict:
     """Generate at a position (default: end of the document), streaming versioned edits.
 
     Stops at the token budget, the end of a paragraph, a progress or request cancel, or as soon
@@ -215,12 +215,12 @@ def _paragraph_end(text: str) -> int | None:
     return blank if blank >= 0 and text[content:blank].strip() else None
 
 
-def _unchanged(ls: "BielikServer", uri: str, expected: str) -> bool:
+def _unchanged(ls: BielikServer, uri: str, expected: str) -> bool:
     doc = ls.workspace.text_documents.get(uri)
     return doc is not None and doc.source == expected
 
 
-async def _echoed(ls: "BielikServer", uri: str, expected: str) -> bool:
+async def _echoed(ls: BielikServer, uri: str, expected: str) -> bool:
     """Wait for the didChange that echoes our edit; False if the text became anything else."""
     deadline = time.monotonic() + EDIT_ECHO_S
     while not _unchanged(ls, uri, expected):
@@ -233,6 +233,6 @@ async def _echoed(ls: "BielikServer", uri: str, expected: str) -> bool:
             return True
         try:
             await asyncio.wait_for(event.wait(), remaining)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
     return True

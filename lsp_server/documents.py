@@ -104,6 +104,7 @@ def check_text(text: str) -> None:
 
 def magic_mode(text: str) -> str | None:
     """The speculation mode a magic comment asks for (`<!-- bielik: speculation=off -->`,
-    `% bielik: speculation=on`, `# bielik: speculation=auto`), or None; the first one wins."""
+    `% bielik: speculation=on`, `# bielik: speculation=auto`), or None; the first one wins.
+    """
     m = _MAGIC.search(text)
     return m.group(1).lower() if m else None

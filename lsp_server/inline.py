@@ -28,7 +28,7 @@ _DELIVERED_MAX = 256
 
 
 async def complete(
-    ls: "BielikServer", params: types.InlineCompletionParams
+    ls: BielikServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
     uri = params.text_document.uri
     doc = ls.document(uri)
@@ -103,7 +103,7 @@ def _enough(text: str, prompt) -> bool:
 
 
 def _deliver(
-    ls: "BielikServer", uri: str, position: types.Position, text: str
+    ls: BielikServer, uri: str, position: types.Position, text: str
 ) -> types.InlineCompletionList:
     ls.stats.count(uri, "suggestions")
     ls.delivered[text] = uri
@@ -113,7 +113,7 @@ def _deliver(
     return types.InlineCompletionList(items=[item])
 
 
-def uri_of_item(ls: "BielikServer", params) -> str:
+def uri_of_item(ls: BielikServer, params) -> str:
     """The document a shown/accepted suggestion came from (the notifications carry only the item)."""
     item = getattr(params, "item", None)
     text = getattr(item, "insertText", None)

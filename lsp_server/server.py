@@ -48,7 +48,8 @@ class _Answered:
 class Protocol(LanguageServerProtocol):
     """Two gaps in pygls filled: a request whose params do not parse gets an error answer (pygls
     drops it, the client would wait forever); `$/cancelRequest` for a command also cancels the
-    command's task (pygls answers -32800 but lets the command run on)."""
+    command's task (pygls answers -32800 but lets the command run on).
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -61,7 +61,7 @@ class Config:
     engine: Settings
     server: ServerOptions
 
-    def updated(self, values: object) -> "Config":
+    def updated(self, values: object) -> Config:
         """A copy with a client's settings object applied; ConfigError names the bad key."""
         if values is None:
             return self

@@ -227,7 +227,7 @@ class Editor:
             await asyncio.wait_for(self.client.shutdown_async(None), 10)
             self.client.exit(None)
             await asyncio.wait_for(process.wait(), 10)
-        except (asyncio.TimeoutError, RuntimeError):
+        except (TimeoutError, RuntimeError):
             process.kill()
         await self.client.stop()
         await self._drain
@@ -386,7 +386,7 @@ def partial_while_typing(editor: Editor):
 async def wait_at_pause(answer: asyncio.Future, script: Script, at: int, wait_s: float) -> Pause:
     try:
         suggestion, took, _ = await asyncio.wait_for(asyncio.shield(answer), wait_s)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return Pause(script.id, script.label, at, None, "timeout")
     if not suggestion:
         return Pause(script.id, script.label, at, None, "empty")
@@ -459,7 +459,7 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     record = Run(
         config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
         machine=machine(),
-        started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         server=server_argv,
     )
     editor = Editor()

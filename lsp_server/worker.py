@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
 
 from decoder.config import Settings
 from decoder.stats import RunStats
@@ -116,7 +116,8 @@ class Engine:
         on_text: Callable[[str, RunStats], None] | None = None,
     ) -> Generated:
         """Continue `prompt`; runs on the engine thread. Stops at `enough(text)`, the ticket,
-        the token budget or end of text."""
+        the token budget or end of text.
+        """
         ticket.start_clock()
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"

@@ -17,8 +17,8 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import accumulate
 
-from decoder.config import TRANSLATIONS as MODES
 from decoder.compat.mlx_lm import hf_tokenizer
+from decoder.config import TRANSLATIONS as MODES
 from decoder.vocab import ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
@@ -157,7 +157,8 @@ def may_grow(vocab: Vocab, text: bytes, last: int) -> bool:
 
 def stable(vocab: Vocab, left: bytes, ids: list[int]) -> list[int]:
     """The ids before the draft's last word: how a word is split can change until it ends
-    ("▁oc" + "zym" becomes "▁ocz" + "yma"), so an unfinished word sends none of its tokens."""
+    ("▁oc" + "zym" becomes "▁ocz" + "yma"), so an unfinished word sends none of its tokens.
+    """
     text = left + vocab.bytes(ids)
     if not ids or not may_grow(vocab, text, ids[-1]):
         return ids
