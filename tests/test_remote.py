@@ -256,3 +256,17 @@ def test_the_key_goes_to_the_configured_host_only(tmp_path):
     finally:
         for srv in (other, redirecting):
             srv.shutdown()
+
+
+def test_server_settings_from_a_client():
+    from lsp_server.settings import Config, ServerOptions, needs_reload
+
+    base = Config(Settings(), ServerOptions())
+    config = base.updated({"preset": "server", "tlsVerify": False, "readTimeoutS": 5})
+    assert config.engine.target == "http://127.0.0.1:8080/v1" and config.engine.tls_verify is False
+    assert needs_reload(base.engine, config.engine)  # a new target
+    assert needs_reload(config.engine, config.updated({"connectTimeoutS": 1}).engine)
+    assert not needs_reload(config.engine, config.updated({"remoteModel": "bielik"}).engine)
+    for bad in ({"tlsVerify": "no"}, {"readTimeoutS": 0}, {"apiKeyFile": 3}):
+        with pytest.raises(ConfigError):
+            config.updated(bad)
