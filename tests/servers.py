@@ -29,6 +29,7 @@ class InferenceServer:
     def __init__(self, kind: str, model: str = MODEL, port: int | None = None):
         self.kind, self.model, self.port = kind, model, port or free_port()
         self.process: subprocess.Popen | None = None
+        self.launcher: list[str] | None = None  # runs mlx_lm.server's arguments instead of it
         self.log = Path(tempfile.mkstemp(prefix=f"bielik-{kind}-server-", suffix=".log")[1])
 
     @property
@@ -37,10 +38,7 @@ class InferenceServer:
 
     def start(self, timeout_s: float = 600) -> None:
         """Start the server and wait until it has generated a token (the model is loaded)."""
-        extra = ["--", "--log-level", "WARNING"] if self.kind == "mlx" else []
-        command = [sys.executable, "-m", "lsp_server.cli", "--target", self.model]
-        command += ["serve-model", "--server", self.kind, "--port", str(self.port), *extra]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command, env = self._command()
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout_s
@@ -52,6 +50,20 @@ class InferenceServer:
             time.sleep(0.5)
         self.stop()
         raise TimeoutError(f"{self.kind} server not ready in {timeout_s}s: {self.log}")
+
+    def _command(self) -> tuple[list[str], dict[str, str]]:
+        extra = ["--log-level", "WARNING"] if self.kind == "mlx" else []
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        if self.launcher is None:
+            command = [sys.executable, "-m", "lsp_server.cli", "--target", self.model]
+            command += ["serve-model", "--server", self.kind, "--port", str(self.port)]
+            return [*command, "--", *extra], env
+        from decoder.config import Settings
+        from decoder.serving import server_command
+
+        served = server_command(Settings(target=self.model), "mlx", "127.0.0.1", self.port, extra)
+        args = served.argv[served.argv.index("server") + 1 :]
+        return [*self.launcher, *args], {**served.env, "PYTHONPATH": str(ROOT)}
 
     def _answers(self) -> bool:
         root = self.url.removesuffix("/v1")

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from decoder.backends.remote import RemoteEngine, ServerUnavailable
+from decoder.backends.remote import Health, RemoteEngine, ServerRefused, ServerUnavailable
 from decoder.config import ConfigError, Settings
 from decoder.engine import Engine
 from decoder.serving import llama_server_binary
@@ -204,3 +204,69 @@ def test_api_key_file_errors_name_the_file_not_the_key(tmp_path):
 def test_bad_urls_are_config_errors():
     with pytest.raises(ConfigError, match="not an http"):
         RemoteEngine.connect(Settings(target="http://"))
+
+
+def test_back_off_doubles_is_capped_and_reports_only_changes():
+    health = Health(first_s=0.5, max_s=4.0)
+    assert health.wait_s() == 0
+    reported = [health.failed("down") for _ in range(6)]
+    assert reported == [True, False, False, False, False, False]
+    assert 3.5 < health.wait_s() <= 4.0  # 0.5, 1, 2, 4, then capped at 4
+    assert health.recovered() and not health.recovered()
+    assert health.wait_s() == 0 and health.failures == 0
+
+
+def test_the_key_goes_to_the_configured_host_only(tmp_path):
+    """A server that redirects elsewhere: the redirect is refused, the other host hears nothing."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    heard: list[str | None] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_POST(self):
+            heard.append(self.headers.get("Authorization"))
+            self.send_response(200)
+            self.end_headers()
+
+        do_GET = do_POST
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path == "/health" else 404)
+            self.end_headers()
+
+        def do_POST(self):
+            self.send_response(307)
+            self.send_header("Location", f"http://127.0.0.1:{other.server_port}{self.path}")
+            self.end_headers()
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    redirecting = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    for srv in (other, redirecting):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        key = tmp_path / "key"
+        key.write_text("s3cret-key-value\n", encoding="utf-8")
+        url = f"http://127.0.0.1:{redirecting.server_port}/v1"
+        engine = RemoteEngine.connect(Settings(target=url, api_key_file=str(key)))
+        assert engine.health.up
+        with pytest.raises(ServerRefused, match="not followed"):
+            list(engine.continue_text("Ala ma", max_tokens=4))
+        assert heard == [] and engine.health.up
+    finally:
+        for srv in (other, redirecting):
+            srv.shutdown()
+
+
+def test_server_settings_from_a_client():
+    from lsp_server.settings import Config, ServerOptions, needs_reload
+
+    base = Config(Settings(), ServerOptions())
+    config = base.updated({"preset": "server", "tlsVerify": False, "readTimeoutS": 5})
+    assert config.engine.target == "http://127.0.0.1:8080/v1" and config.engine.tls_verify is False
+    assert needs_reload(base.engine, config.engine)  # a new target
+    assert needs_reload(config.engine, config.updated({"connectTimeoutS": 1}).engine)
+    assert not needs_reload(config.engine, config.updated({"remoteModel": "bielik"}).engine)
+    for bad in ({"tlsVerify": "no"}, {"readTimeoutS": 0}, {"apiKeyFile": 3}):
+        with pytest.raises(ConfigError):
+            config.updated(bad)

@@ -520,8 +520,13 @@ class _closed_when:
 
 
 def _raise_for_status(response: httpx.Response, where: str) -> None:
-    if response.status_code < 400:
+    if response.status_code < 300:
         return
+    if response.status_code < 400:
+        raise ServerRefused(
+            f"{where} redirects to {response.headers.get('location', '?')}; not followed "
+            "(the API key goes to the configured host only): give the final URL as the target"
+        )
     if response.is_stream_consumed is False:
         response.read()
     detail = _error_text(_json(response)) or response.text[:200].strip()
