@@ -96,7 +96,13 @@ def test_measured_costs_fit_the_paper_verification_term():
 
 
 @pytest.mark.parametrize(
-    "flags", [["--sweep-ks", "2,x"], ["--sweep-ks", "0"], ["--backend", "mlx,vulkan"]]
+    "flags",
+    [
+        ["--sweep-ks", "2,x"],
+        ["--sweep-ks", "0"],
+        ["--backend", "mlx,vulkan"],
+        ["--translations", "anchored,exact"],
+    ],
 )
 def test_bad_bench_flags_give_one_line_errors(flags, capsys):
     assert main(["bench", *flags]) == 2
