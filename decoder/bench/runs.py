@@ -440,7 +440,8 @@ def run_backend(
     runner = pipe.engine.runner
     info = {
         "name": getattr(runner, "name", backend),
-        "describe": runner.describe() if hasattr(runner, "describe") else {},
+        # Paths and the like as text, so the record stays plain JSON.
+        "describe": json.loads(json.dumps(getattr(runner, "describe", dict)(), default=str)),
         "probe": pipe.costs.describe(),
         "unavailable": {f: why or m for f, m in missing.items()},
         "peers_unavailable": peers_missing,
