@@ -9,7 +9,7 @@ from pathlib import Path
 
 from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.remote import RemoteEngine, is_remote
-from decoder.config import Settings
+from decoder.config import TRANSLATIONS, Settings
 
 
 def read_prompt(path: str) -> str:
@@ -202,7 +202,8 @@ def run_bench(settings: Settings, args) -> int:
         "sweep_n": args.sweep_n,
         "sweep_ks": args.sweep_ks and draft_lengths(args.sweep_ks),
         "out": args.out and Path(args.out),
-        "backends": args.bench_backends and backend_list(args.bench_backends),
+        "backends": args.bench_backends and names(args.bench_backends, BENCH_BACKENDS, "backend"),
+        "translations": args.translations and names(args.translations, TRANSLATIONS, "mode"),
         "peers": args.peers,
     }
     cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
@@ -230,10 +231,10 @@ def draft_lengths(text: str) -> tuple[int, ...]:
     return ks
 
 
-def backend_list(text: str) -> tuple[str, ...]:
-    """`--backend mlx,llamacpp` as a tuple; a clear error for an unknown name."""
-    names = tuple(text.split(","))
-    unknown = [n for n in names if n not in BENCH_BACKENDS]
+def names(text: str, known: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """A comma-separated list of known names (`--backend`, `--translations`) as a tuple."""
+    given = tuple(text.split(","))
+    unknown = [n for n in given if n not in known]
     if unknown:
-        raise UserError(f"unknown backend {unknown[0]!r}: use {' or '.join(BENCH_BACKENDS)}")
-    return names
+        raise UserError(f"unknown {what} {unknown[0]!r}: use {', '.join(known)}")
+    return given

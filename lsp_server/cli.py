@@ -99,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--sweep-n", type=int, help="excerpts that also get the k sweep (default 6)")
     bench.add_argument("--sweep-ks", help="draft lengths of the k sweep (default 1,2,3,4,6)")
     bench.add_argument(
+        "--translations",
+        help="translation modes of the model drafter, comma-separated (default: all four)",
+    )
+    bench.add_argument(
         "--backend",
         dest="bench_backends",
         help="backends to run one after the other, comma-separated: mlx, llamacpp or mlx,llamacpp "

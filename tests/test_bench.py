@@ -17,6 +17,7 @@ from decoder.bench.analysis import (
     measured_costs,
     modelled_speedup,
     paper_speedup,
+    peer_table,
 )
 from decoder.bench.runs import load_corpus, select, sweep_subset
 from lsp_server.cli import main
@@ -95,8 +96,36 @@ def test_measured_costs_fit_the_paper_verification_term():
     assert costs["drafter_ratio"]["model/anchored"] == pytest.approx(0.2)
 
 
+def test_peer_ratios_are_per_excerpt_against_our_plain_run():
+    def rec(family, excerpt, tps, ids):
+        return {
+            "family": family,
+            "condition": family,
+            "excerpt": excerpt,
+            "label": "structured" if excerpt == "a" else "prose",
+            "k": 0,
+            "ids": ids,
+            "stats": {"tokens_per_second": tps},
+        }
+
+    grid = [rec("baseline", "a", 10.0, [1, 2]), rec("baseline", "b", 20.0, [3, 4])]
+    peers = [rec(None, "a", 15.0, [1, 2]), rec(None, "b", 20.0, [3, 5])]
+    for p in peers:
+        p["peer"] = "llama-cpp-python generate"
+    got = peer_table(grid, peers)["peer: llama-cpp-python generate"]
+    assert got["ratio"] == pytest.approx((1.5 + 1.0) / 2)
+    assert got["by_type"] == {"structured": 1.5, "prose": 1.0}
+    assert got["identical"] == 0.5
+
+
 @pytest.mark.parametrize(
-    "flags", [["--sweep-ks", "2,x"], ["--sweep-ks", "0"], ["--backend", "mlx,vulkan"]]
+    "flags",
+    [
+        ["--sweep-ks", "2,x"],
+        ["--sweep-ks", "0"],
+        ["--backend", "mlx,vulkan"],
+        ["--translations", "anchored,exact"],
+    ],
 )
 def test_bad_bench_flags_give_one_line_errors(flags, capsys):
     assert main(["bench", *flags]) == 2

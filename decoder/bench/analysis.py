@@ -306,7 +306,8 @@ def prediction(grid: list[dict], costs: dict) -> dict:
 def yield_row(recs: list[dict]) -> dict:
     """What transfers to another machine: where tokens came from, how many each target pass gave."""
     st = [r["stats"] for r in recs]
-    integrity = [s["context_integrity"] for s in st if s.get("context_integrity") is not None]
+    checks = [s["drafter_integrity"] for s in st if s.get("drafter_integrity")]
+    checked = sum(c["checked"] for c in checks)
     return {
         "n": len(recs),
         "identical": sum(r["identical"] for r in recs) / len(recs),
@@ -314,7 +315,7 @@ def yield_row(recs: list[dict]) -> dict:
         / max(sum(s["generated_tokens"] for s in st), 1),
         "per_pass": sum(s["decode_tokens"] for s in st) / max(sum(s["cycles"] for s in st), 1),
         "acceptance": pooled_acceptance(recs),
-        "integrity": float(np.mean(integrity)) if integrity else None,
+        "integrity": sum(c["exact"] for c in checks) / checked if checked else None,
         "speedup_median": float(np.median([r["speedup"] for r in recs])),
     }
 

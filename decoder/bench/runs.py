@@ -40,6 +40,7 @@ class BenchConfig:
     k: int = 4  # draft length of the fixed conditions in the main grid
     sweep_ks: tuple[int, ...] = SWEEP_KS
     sweep_n: int = 6  # excerpts (spread over the types) that also get the k sweep
+    translations: tuple[str, ...] = TRANSLATIONS  # one model-drafter condition per mode
     backends: tuple[str, ...] = ()  # run one after the other; empty: the settings' backend
     peers: bool = True  # time mlx-lm and llama-cpp-python beside ours, where installed
     out: Path = ROOT / "docs"
@@ -115,12 +116,14 @@ class Condition:
     warm: list[Drafter] = field(default_factory=list)  # drafters whose prompt is prefilled untimed
 
 
-def model_drafters(pipe, drafter_model) -> tuple[dict[str, Drafter], dict[str, str]]:
+def model_drafters(
+    pipe, drafter_model, translations: tuple[str, ...]
+) -> tuple[dict[str, Drafter], dict[str, str]]:
     """One model drafter per translation mode, built from settings as the pipeline builds it."""
     from decoder.pipeline import Pipeline
 
     drafters, missing = {}, {}
-    for mode in TRANSLATIONS:
+    for mode in translations:
         family = f"model/{mode}"
         if drafter_model is None:
             missing[family] = "the drafter model did not load"
@@ -147,10 +150,10 @@ def share_runner(drafters: list[Drafter]) -> None:
 
 
 def build_conditions(
-    pipe, drafter_model, ks: tuple[int, ...]
+    pipe, drafter_model, ks: tuple[int, ...], translations: tuple[str, ...] = TRANSLATIONS
 ) -> tuple[list[Condition], dict[str, str]]:
     """Baseline first (every other condition is compared with it), fixed drafters per k, auto."""
-    fixed, missing = model_drafters(pipe, drafter_model)
+    fixed, missing = model_drafters(pipe, drafter_model, translations)
     share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
     conds = [Condition("baseline", "baseline", 0)]
@@ -431,12 +434,14 @@ def run_backend(
             )
         except ModelLoadError as e:
             why = str(e)
-    conds, missing = build_conditions(pipe, drafter_model, tuple(sorted({*cfg.sweep_ks, cfg.k})))
+    ks = tuple(sorted({*cfg.sweep_ks, cfg.k}))
+    conds, missing = build_conditions(pipe, drafter_model, ks, cfg.translations)
     peers, peers_missing = load_peers(pipe, backend, excerpts, cfg)
     runner = pipe.engine.runner
     info = {
         "name": getattr(runner, "name", backend),
-        "describe": runner.describe() if hasattr(runner, "describe") else {},
+        # Paths and the like as text, so the record stays plain JSON.
+        "describe": json.loads(json.dumps(getattr(runner, "describe", dict)(), default=str)),
         "probe": pipe.costs.describe(),
         "unavailable": {f: why or m for f, m in missing.items()},
         "peers_unavailable": peers_missing,
