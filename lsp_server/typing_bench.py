@@ -198,22 +198,28 @@ class Editor:
         """Start the server as an editor does (a subprocess on stdio); its stderr goes to a log."""
         await self.client.start_io(*argv, env=_server_env())
         process = server_process(self.client)
+        self.log = log_path
         self._drain = asyncio.ensure_future(_drain(process.stderr, log_path))
         return psutil.Process(process.pid)
 
     async def initialise(self, timeout_s: float) -> None:
         """initialize/initialized as VS Code sends them; wait until the models are ready."""
-        await self.client.initialize_async(
-            types.InitializeParams(
-                process_id=os.getpid(),
-                capabilities=types.ClientCapabilities(
-                    window=types.WindowClientCapabilities(work_done_progress=True)
-                ),
+        try:
+            await self.client.initialize_async(
+                types.InitializeParams(
+                    process_id=os.getpid(),
+                    capabilities=types.ClientCapabilities(
+                        window=types.WindowClientCapabilities(work_done_progress=True)
+                    ),
+                )
             )
-        )
+        except RuntimeError as e:  # pygls: the server process exited
+            raise TypingBenchError(f"{e} (see {self.log})") from None
         self.client.initialized(types.InitializedParams())
         deadline = time.perf_counter() + timeout_s
         while self.state not in ("ready", "error"):
+            if (code := server_process(self.client).returncode) is not None:
+                raise TypingBenchError(f"the server exited with code {code} (see {self.log})")
             if time.perf_counter() > deadline:
                 raise TypingBenchError(f"the server was not ready after {timeout_s:.0f} s")
             await asyncio.sleep(0.1)

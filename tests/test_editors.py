@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from decoder.backends.models import resolve
 from decoder.config import Settings
 from lsp_server.settings import Config, ServerOptions
 
@@ -37,8 +38,12 @@ def _env() -> dict:
     }
 
 
-def _run(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+def _run(
+    cmd: list[str], cwd: Path, timeout: float, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        cmd, cwd=cwd, env={**_env(), **(env or {})}, capture_output=True, text=True, timeout=timeout
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{' '.join(cmd)} failed ({proc.returncode}):\n{output[-8000:]}"
     return proc
@@ -81,28 +86,33 @@ def test_vscode_settings_mirror_the_server():
 
 
 def test_nvim_settings_mirror_the_server():
-    source = (NVIM_PLUGIN / "lua" / "bielik" / "init.lua").read_text()
-    block = source.split("M.server_defaults = {", 1)[1].split("\n}\n", 1)[0]
-    ours = dict(re.findall(r"^\s+(\w+) = ([^,]+),", block, re.M))
+    """bielik.nvim's server_defaults as Neovim evaluates them (vim.NIL: the server decides)."""
+    nvim = _nvim()
+    if nvim is None:
+        pytest.skip(f"no Neovim 0.12+: run {INSTALL}, or set $BIELIK_NVIM")
+    lua = (
+        f"vim.opt.rtp:prepend({json.dumps(str(NVIM_PLUGIN))}) "
+        "io.stdout:write(vim.json.encode(require('bielik').server_defaults))"
+    )
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-l", "-"],
+        input=lua,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    ours = json.loads(proc.stdout)
     snake = {
         re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", k).lower(): v for k, v in SERVER_DEFAULTS.items()
     }
-    assert sorted(set(snake) - set(ours)) == [], (
-        "server settings missing from bielik.nvim's server_defaults"
-    )
-    assert sorted(set(ours) - set(snake) - {"preset"}) == [], (
-        "bielik.nvim settings the server does not know"
-    )
+    assert sorted(set(snake) - set(ours)) == [], "server settings missing from server_defaults"
+    assert sorted(set(ours) - set(snake) - {"preset"}) == [], "bielik.nvim settings unknown"
     for key, default in snake.items():
-        lua = ours[key].strip()
-        if lua == "nil" or key in CLIENT_ONLY_DEFAULTS:
-            continue
-        value = (
-            json.loads(lua.replace("'", '"'))
-            if lua[0] in "'\"0123456789-" or lua in ("true", "false")
-            else lua
-        )
-        assert value == _plain(default), f"{key}: bielik.nvim {lua}, server {default!r}"
+        if ours[key] is not None and key not in CLIENT_ONLY_DEFAULTS:
+            assert ours[key] == _plain(default), (
+                f"{key}: bielik.nvim {ours[key]!r}, server {default!r}"
+            )
 
 
 # -- VS Code: unit tests (mocked vscode) and the integration test against the server -----------
@@ -112,7 +122,7 @@ def test_nvim_settings_mirror_the_server():
 def vscode_built():
     if not (shutil.which("node") and shutil.which("npm")):
         pytest.skip(
-            f"node and npm are not installed: the VS Code extension tests need them (then {INSTALL})"
+            f"node and npm are missing: the VS Code extension tests need them (then {INSTALL})"
         )
     if not (VSCODE / "node_modules" / "vscode-languageclient").is_dir():
         _run(["npm", "ci", "--no-audit", "--no-fund"], VSCODE, timeout=300)
@@ -195,6 +205,7 @@ def test_nvim_headless_against_server():
         ],
         ROOT,
         timeout=600,
+        env={"BIELIK_TEST_TARGET": str(resolve("embedded:gemma-3-270m", progress=False)[0])},
     )
     print(_summary(proc.stderr))
     assert "BIELIK-NVIM: all passed" in proc.stderr

@@ -15,6 +15,9 @@ local python = os.getenv('BIELIK_LSP_PYTHON')
 if not python or python == '' then
   python = root .. '/.venv/bin/python'
 end
+-- The target as a model directory (the embedded target, converted): another spelling of the
+-- default, so the server's echo shows that `target` arrived. Unset: the default spec.
+local TARGET = os.getenv('BIELIK_TEST_TARGET') or 'embedded:gemma-3-270m'
 local READY_MS = tonumber(os.getenv('BIELIK_READY_TIMEOUT_MS') or '') or 300000
 local TEXT = {
   'W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.',
@@ -125,6 +128,14 @@ local function main()
     check(bielik.has_ghost_text(), 'this Neovim has vim.lsp.inline_completion')
     bielik.setup({
       cmd = { python, '-m', 'lsp_server.cli', 'serve' },
+      -- top-level server settings, each with a value the server's echo can tell from its default
+      preset = 'embedded',
+      target = TARGET,
+      drafter_model = 'embedded:gemma-3-270m', -- not loaded: the drafter is lookup
+      seed = 7,
+      dtype = 'float32',
+      languages = { 'markdown' },
+      globs = { '*.md' },
       inline_max_tokens = 12,
       continue_max_tokens = 12,
       debounce_ms = 0,
@@ -169,6 +180,32 @@ local function main()
     check(not ghost:find('\239\191\189', 1, true), 'no U+FFFD')
     local f = bielik.file_status(buf)
     check(f and f.speculation == 'auto', 'per-file status: ' .. vim.inspect(f))
+  end)
+
+  step('<C-Right> accepts the first word; the server hears a partial accept', function()
+    check(ghost, 'a ghost text to accept')
+    local before = buffer_text(buf)
+    local word = ghost:match('^%s*[^%s]+')
+    feed('<C-Right>')
+    wait_for('the word in the buffer', 5000, function()
+      return buffer_text(buf) ~= before
+    end)
+    check(buffer_text(buf) == before .. word, ('added %q, want %q'):format(buffer_text(buf):sub(#before + 1), word))
+    check(vim.api.nvim_get_mode().mode == 'i', 'still in insert mode')
+    local report
+    bielik.stats({ quiet = true, on_done = function(x)
+      report = x
+    end })
+    wait_for('stats', 10000, function()
+      return report
+    end)
+    local f = report.files[uri] or {}
+    check((f.partially_accepted or 0) >= 1, 'server counted a partial accept: ' .. vim.inspect(f))
+    check((f.accepted_chars or 0) >= vim.str_utfindex(word, 'utf-16'), 'accepted chars: ' .. tostring(f.accepted_chars))
+    ghost = wait_for('ghost text after the word', 60000, function()
+      return ghost_text(buf)
+    end)
+    log('# next ghost text: ' .. vim.inspect(ghost))
   end)
 
   step('<Tab> accepts the ghost text', function()
@@ -234,7 +271,16 @@ local function main()
     end)
     check(report.state == 'ready', 'state ready')
     check((report.files[uri] or {}).requests >= 1, 'requests counted: ' .. vim.inspect(report.files[uri]))
-    check(report.config.inlineMaxTokens == 12, 'server got setup{} settings')
+    local got = report.config
+    check(got.inlineMaxTokens == 12, 'server got setup{} settings')
+    local want = { target = TARGET, drafterModel = 'embedded:gemma-3-270m', seed = 7, dtype = 'float32',
+      drafter = 'lookup' }
+    for key, value in pairs(want) do
+      check(got[key] == value, ('server got %s = %s, want %s'):format(key, vim.inspect(got[key]), vim.inspect(value)))
+    end
+    check(vim.deep_equal(got.languages, { 'markdown' }) and vim.deep_equal(got.globs, { '*.md' }),
+      'server got languages/globs as lists: ' .. vim.inspect({ got.languages, got.globs }))
+
     local lines = bielik.format_stats(report, uri)
     check(lines[3]:find('This file', 1, true), 'formatted: ' .. vim.inspect(lines))
     vim.cmd('BielikStats')
@@ -242,6 +288,18 @@ local function main()
       return vim.api.nvim_buf_get_name(0):find('bielik://stats', 1, true)
     end)
     vim.cmd('close')
+  end)
+
+  step('setup{} refuses a string for a list setting and keeps the settings', function()
+    local notified
+    local notify = vim.notify
+    vim.notify = function(msg)
+      notified = msg
+    end
+    bielik.setup(vim.tbl_extend('force', bielik.config, { globs = '*.md' }))
+    vim.notify = notify
+    check(notified and notified:find('globs must be a list of strings', 1, true), 'message: ' .. tostring(notified))
+    check(vim.deep_equal(bielik.server_settings().globs, { '*.md' }), 'globs kept')
   end)
 
   step(':BielikToggle turns ghost text off for this buffer only', function()

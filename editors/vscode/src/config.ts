@@ -28,6 +28,27 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   enabled: true,
 };
 
+/** The JSON type the server wants for a key: from its default, `string` for null defaults. */
+export type Kind = 'string' | 'number' | 'boolean' | 'strings';
+const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number' };
+
+export function kindOf(key: string): Kind {
+  const value = SERVER_SETTINGS[key];
+  if (key in NULLABLE_KINDS) return NULLABLE_KINDS[key];
+  if (Array.isArray(value)) return 'strings';
+  if (value === null) return 'string';
+  return typeof value as Kind;
+}
+
+function hasKind(value: unknown, kind: Kind): boolean {
+  if (kind === 'strings') return Array.isArray(value) && value.every((v) => typeof v === 'string');
+  return typeof value === kind;
+}
+
+/** Settings that choose which files the server loads (models): in a workspace that is not
+ * trusted, only the user's own value counts (package.json: untrustedWorkspaces). */
+export const RESTRICTED_KEYS = ['preset', 'target', 'drafterModel'];
+
 /** Client-only settings: changing one restarts the server. */
 export const RESTART_KEYS = ['server.command', 'server.args', 'languages'];
 
@@ -43,27 +64,49 @@ export interface Inspected<T = unknown> {
 
 export type Inspect = (key: string) => Inspected | undefined;
 
-function explicit(info: Inspected | undefined): unknown {
+/** The value set explicitly: folder over workspace over user; `userOnly`: the user's alone. */
+function explicit(info: Inspected | undefined, userOnly = false): unknown {
   if (!info) return undefined;
-  for (const v of [info.workspaceFolderValue, info.workspaceValue, info.globalValue]) {
+  const layers = userOnly ? [info.globalValue] : [info.workspaceFolderValue, info.workspaceValue, info.globalValue];
+  for (const v of layers) {
     if (v !== undefined) return v;
   }
   return undefined;
 }
 
+export interface ReadSettings {
+  settings: Record<string, unknown>;
+  /** One line per value left out for having the wrong type. */
+  problems: string[];
+}
+
 /**
  * The settings object for the server: only what the user set explicitly (so that the server's
- * own config file keeps working for everything else), never a null (the server rejects nulls).
- * `languages` is always sent: the client starts the server only for those languages anyway.
+ * own config file keeps working for everything else), never a null (the server rejects nulls),
+ * never a value of the wrong type (VS Code only warns in its editor: a `"globs": "*.md"` would
+ * reach the server as a string). `languages` is always sent: the client starts the server only
+ * for those languages anyway. `trusted`: whether the workspace is trusted.
  */
-export function serverSettings(inspect: Inspect): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+export function readSettings(inspect: Inspect, trusted = true): ReadSettings {
+  const settings: Record<string, unknown> = {};
+  const problems: string[] = [];
   for (const key of Object.keys(SERVER_SETTINGS)) {
-    const value = explicit(inspect(key));
-    if (value !== undefined && value !== null) out[key] = value;
+    const value = explicit(inspect(key), !trusted && RESTRICTED_KEYS.includes(key));
+    if (value === undefined || value === null) continue;
+    const kind = kindOf(key);
+    if (hasKind(value, kind)) settings[key] = value;
+    else problems.push(`bielik.${key} must be ${describeKind(kind)}, not ${JSON.stringify(value)}; ignored`);
   }
-  if (out.languages === undefined) out.languages = languages(inspect);
-  return out;
+  if (settings.languages === undefined) settings.languages = languages(inspect);
+  return { settings, problems };
+}
+
+export function serverSettings(inspect: Inspect, trusted = true): Record<string, unknown> {
+  return readSettings(inspect, trusted).settings;
+}
+
+function describeKind(kind: Kind): string {
+  return kind === 'strings' ? 'a list of strings' : `a ${kind}`;
 }
 
 /**
@@ -75,8 +118,9 @@ export function serverSettings(inspect: Inspect): Record<string, unknown> {
 export function changedSettings(
   previous: Record<string, unknown>,
   inspect: Inspect,
+  trusted = true,
 ): { settings: Record<string, unknown>; restart: boolean } {
-  const settings = serverSettings(inspect);
+  const settings = serverSettings(inspect, trusted);
   let restart = false;
   for (const key of Object.keys(previous)) {
     if (key in settings) continue;
@@ -97,10 +141,12 @@ export interface ServerCommand {
   args: string[];
 }
 
-/** `bielik.server.command` and `bielik.server.args`, with a leading `~/` expanded. */
+/** `bielik.server.command` and `bielik.server.args`, with a leading `~/` expanded. Both are
+ * machine-scoped: only the user's (or the remote machine's) settings count, so opening a folder
+ * never chooses which program runs. */
 export function serverCommand(inspect: Inspect, home?: string): ServerCommand {
-  let command = explicit(inspect('server.command'));
-  let args = explicit(inspect('server.args'));
+  let command = explicit(inspect('server.command'), true);
+  let args = explicit(inspect('server.args'), true);
   if (typeof command !== 'string' || !command.trim()) command = 'bielik-lsp';
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) args = ['serve'];
   let cmd = (command as string).trim();

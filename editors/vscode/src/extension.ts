@@ -53,6 +53,7 @@ export class Bielik implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor(() => this.render()),
       vscode.workspace.onDidCloseTextDocument((doc) => this.model.forget(doc.uri.toString())),
       vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+      vscode.workspace.onDidGrantWorkspaceTrust(() => this.sendSettings()),
     );
   }
 
@@ -65,7 +66,9 @@ export class Bielik implements vscode.Disposable {
     const inspect = this.inspect();
     const { command, args } = config.serverCommand(inspect, os.homedir());
     this.langs = config.languages(inspect);
-    this.sent = config.serverSettings(inspect);
+    const { settings, problems } = config.readSettings(inspect, vscode.workspace.isTrusted);
+    this.warn(problems);
+    this.sent = settings;
     const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
     const clientOptions: LanguageClientOptions = {
       documentSelector: config.documentSelector(this.langs),
@@ -75,7 +78,8 @@ export class Bielik implements vscode.Disposable {
         workspace: {
           // The server pulls its section when a change notification comes without settings.
           configuration: (params) => params.items.map((item) =>
-            item.section === 'bielik' || item.section === undefined ? config.serverSettings(this.inspect()) : null),
+            item.section === 'bielik' || item.section === undefined
+              ? config.serverSettings(this.inspect(), vscode.workspace.isTrusted) : null),
         },
       },
     };
@@ -122,13 +126,25 @@ export class Bielik implements vscode.Disposable {
       await this.restart();
       return;
     }
-    const { settings, restart } = config.changedSettings(this.sent, this.inspect());
+    await this.sendSettings();
+  }
+
+  /** Send the server what changed (settings, or workspace trust); restart when it cannot be sent. */
+  async sendSettings(): Promise<void> {
+    if (!this.client) return;
+    const inspect = this.inspect();
+    this.warn(config.readSettings(inspect, vscode.workspace.isTrusted).problems);
+    const { settings, restart } = config.changedSettings(this.sent, inspect, vscode.workspace.isTrusted);
     if (restart) {
       await this.restart();
       return;
     }
     this.sent = settings;
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { bielik: settings } });
+  }
+
+  private warn(problems: string[]): void {
+    if (problems.length) void vscode.window.showWarningMessage(`Bielik: ${problems.join('; ')}`);
   }
 
   /** The active editor if it is a document the server serves. */

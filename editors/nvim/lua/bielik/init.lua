@@ -15,27 +15,27 @@ local COMMANDS = {
 M.COMMANDS = COMMANDS
 
 --- Server settings (snake_case here; the server also takes camelCase) with the server's defaults.
---- Only the ones set in setup{} are sent; the rest are left to the server (its config file, then
---- these defaults).
+--- vim.NIL: no default here, the server decides (its config file, then its own default). Only
+--- the ones set in setup{} (at top level or under `settings`) are sent.
 M.server_defaults = {
-  preset = nil, -- 'embedded' | 'bielik'
-  target = nil, -- HF repo id, MLX/HF directory, .gguf file or embedded:NAME (embedded:gemma-3-270m)
-  drafter_model = nil, -- same forms (embedded:smollm2-135m)
+  preset = vim.NIL, -- 'embedded' | 'bielik'
+  target = vim.NIL, -- HF repo id, MLX/HF directory, .gguf file or embedded:NAME (embedded:gemma-3-270m)
+  drafter_model = vim.NIL, -- same forms (embedded:smollm2-135m)
   drafter = 'auto', -- auto (the policy decides) | none | lookup | model
   k = 8, -- draft length (the upper bound for auto)
   max_tokens = 64, -- the engine's default token budget
   temperature = 0.0,
   top_p = 1.0,
-  seed = nil,
-  dtype = nil, -- e.g. 'float32'
+  seed = vim.NIL,
+  dtype = vim.NIL, -- e.g. 'float32'
   translation = 'anchored', -- none | naive | context | anchored: drafts across tokenizers
   debounce_ms = 150, -- wait for more typing before generating
   time_budget_ms = 2500, -- stop a suggestion after this long
   inline_max_tokens = 24, -- token budget of one inline suggestion
   continue_max_tokens = 128, -- budget of :BielikContinue
   max_prompt_chars = 8000, -- context kept before the cursor
-  languages = nil, -- LSP language ids to serve (nil: every filetype below)
-  globs = nil, -- file path globs to serve (nil: all)
+  languages = vim.NIL, -- LSP language ids to serve, a list (unset: every filetype below)
+  globs = vim.NIL, -- file path globs to serve, a list (unset: all)
   enabled = true,
 }
 
@@ -48,6 +48,7 @@ M.defaults = {
   ghost_text = true, -- vim.lsp.inline_completion on Neovim 0.12+
   keymaps = {
     accept = '<Tab>', -- insert mode: accept the ghost text (falls back to a normal <Tab>)
+    accept_word = '<C-Right>', -- insert mode: accept its first word only
     next = '<M-]>', -- next / previous suggestion
     prev = '<M-[>',
   },
@@ -63,18 +64,27 @@ local function has_ghost_text()
 end
 M.has_ghost_text = has_ghost_text
 
---- The settings object for the server: setup{}'s server keys, nil values left out.
+local LISTS = { languages = true, globs = true }
+
+--- The settings object for the server: setup{}'s server keys (top level wins over `settings`),
+--- unset ones left out. Raises on a list setting that is not a list of strings.
 function M.server_settings()
   local out = {}
-  for key, value in pairs(M.config.settings or {}) do
-    if value ~= nil and value ~= vim.NIL then
-      out[key] = value
+  local function put(key, value)
+    if value == nil or value == vim.NIL then
+      return
     end
+    if LISTS[key] and not (type(value) == 'table' and vim.islist(value)
+        and #vim.tbl_filter(function(v) return type(v) ~= 'string' end, value) == 0) then
+      error(('bielik: %s must be a list of strings, not %s'):format(key, vim.inspect(value)), 0)
+    end
+    out[key] = value
+  end
+  for key, value in pairs(M.config.settings or {}) do
+    put(key, value)
   end
   for key in pairs(M.server_defaults) do
-    if M.config[key] ~= nil then
-      out[key] = M.config[key]
-    end
+    put(key, M.config[key])
   end
   return out
 end
@@ -90,19 +100,26 @@ function M.setup(opts)
   end
   local unknown = {}
   for key in pairs(opts) do
-    if M.defaults[key] == nil and M.server_defaults[key] == nil and not vim.tbl_contains(
-      { 'preset', 'target', 'drafter_model', 'seed', 'dtype', 'languages', 'globs' }, key) then
+    if M.defaults[key] == nil and M.server_defaults[key] == nil then
       table.insert(unknown, key)
     end
   end
   if #unknown > 0 then
     vim.notify('bielik: unknown setup option(s): ' .. table.concat(unknown, ', '), vim.log.levels.WARN)
   end
-  M.config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  local config = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   for key, value in pairs(opts) do -- lists replace the defaults rather than merge with them
     if type(value) == 'table' and vim.islist(value) then
-      M.config[key] = value
+      config[key] = value
     end
+  end
+  local previous = M.config
+  M.config = config
+  local ok, err = pcall(M.server_settings)
+  if not ok then -- a bad setting: say so once, keep what was there
+    M.config = previous
+    vim.notify(err, vim.log.levels.ERROR)
+    return
   end
   M._autocmds()
   -- Buffers already open (lazy loading on a FileType event): attach them now.
@@ -196,6 +213,13 @@ function M._on_attach(client, bufnr)
         end
       end, { buffer = bufnr, expr = true, desc = 'Bielik: accept the suggestion' })
     end
+    if km.accept_word then
+      vim.keymap.set('i', km.accept_word, function()
+        if not M.accept_word(bufnr) then
+          return vim.api.nvim_replace_termcodes(km.accept_word, true, false, true)
+        end
+      end, { buffer = bufnr, expr = true, desc = 'Bielik: accept the first word of the suggestion' })
+    end
     if km.next then
       vim.keymap.set('i', km.next, function()
         vim.lsp.inline_completion.select({ bufnr = bufnr, count = 1 })
@@ -207,6 +231,45 @@ function M._on_attach(client, bufnr)
       end, { buffer = bufnr, desc = 'Bielik: previous suggestion' })
     end
   end
+end
+
+--- Accept the first word of the ghost text (with its leading space); the server hears a partial
+--- accept (textDocument/didPartiallyAcceptCompletion). Returns false when nothing is shown.
+function M.accept_word(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  return vim.lsp.inline_completion.get({ bufnr = bufnr, on_accept = function(item)
+    local text = item.insert_text
+    if type(text) ~= 'string' then
+      return
+    end
+    local word = text:match('^%s*[^%s]+') or text
+    local lines = vim.split(word, '\n')
+    local r = item.range
+    local row, col
+    if r then
+      row, col = r.start.row, r.start.col
+      vim.api.nvim_buf_set_text(bufnr, row, col, r.end_.row, r.end_.col, lines)
+    else
+      local cursor = vim.api.nvim_win_get_cursor(vim.fn.bufwinid(bufnr))
+      row, col = cursor[1] - 1, cursor[2]
+      vim.api.nvim_buf_set_text(bufnr, row, col, row, col, lines)
+    end
+    vim.api.nvim_win_set_cursor(vim.fn.bufwinid(bufnr), { row + #lines, (#lines == 1 and col or 0) + #lines[#lines] })
+    local client = vim.lsp.get_client_by_id(item.client_id)
+    if not client then
+      return
+    end
+    if word == text then -- the whole suggestion: an accept like <Tab>'s
+      if item.command then
+        client:exec_cmd(item.command, { bufnr = bufnr })
+      end
+      return
+    end
+    client:notify('textDocument/didPartiallyAcceptCompletion', {
+      item = { insertText = text, command = item.command },
+      acceptedLength = vim.str_utfindex(word, 'utf-16'),
+    })
+  end })
 end
 
 --- Ghost text on/off for a buffer (Neovim 0.12+).

@@ -127,3 +127,28 @@ test('a server that cannot start shows an error and the status bar says so', asy
   assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
   await env.extension.deactivate();
 });
+
+test('a workspace cannot choose the server program; an untrusted one cannot choose models', async () => {
+  const env = load();
+  Object.assign(env.vscode.__state.settings, { target: 'embedded:gemma-3-270m' });
+  Object.assign(env.vscode.__state.workspaceSettings, { 'server.command': './run-me.sh', target: '/repo/x.gguf', k: 3 });
+  env.vscode.__state.trusted = false;
+  await env.extension.activate({ subscriptions: [] });
+  const client = env.clients.at(-1);
+  assert.equal(client.serverOptions.command, 'bielik-lsp');
+  assert.deepEqual(client.clientOptions.initializationOptions,
+    { target: 'embedded:gemma-3-270m', k: 3, languages: ['markdown', 'plaintext', 'latex'] });
+  await env.vscode.__trust();
+  assert.deepEqual(client.notifications.at(-1), ['workspace/didChangeConfiguration',
+    { settings: { bielik: { target: '/repo/x.gguf', k: 3, languages: ['markdown', 'plaintext', 'latex'] } } }]);
+  assert.equal(env.clients.length, 1, 'trust does not restart the server');
+  await env.extension.deactivate();
+});
+
+test('a setting of the wrong type is not sent, and the user is told once', async () => {
+  const { client, vscode } = await activated({ globs: '*.md', k: 2 });
+  assert.deepEqual(client.clientOptions.initializationOptions, { k: 2, languages: ['markdown', 'plaintext', 'latex'] });
+  assert.deepEqual(vscode.__state.messages.at(-1), ['warning', 'Bielik: bielik.globs must be a list of strings, not "*.md"; ignored']);
+  await vscode.__configure({ globs: ['*.md'] });
+  assert.deepEqual(client.notifications.at(-1)[1].settings.bielik.globs, ['*.md']);
+});

@@ -104,3 +104,55 @@ test('package.json contributes every server setting with the server default, and
   for (const lang of config.DEFAULT_LANGUAGES) assert.ok(pkg.activationEvents.includes(`onLanguage:${lang}`));
   assert.match(pkg.dependencies['vscode-languageclient'], /^[~^]?1\d\./, 'vscode-languageclient v10 or later');
 });
+
+test('server command and args are machine-scoped: a workspace value never chooses the program', () => {
+  const inspect = (key) => ({
+    'server.command': { globalValue: '/opt/bl/bielik-lsp', workspaceValue: './evil.sh', workspaceFolderValue: './evil.sh' },
+    'server.args': { workspaceValue: ['-c', 'rm -rf ~'] },
+  })[key];
+  assert.deepEqual(config.serverCommand(inspect), { command: '/opt/bl/bielik-lsp', args: ['serve'] });
+  for (const key of ['bielik.server.command', 'bielik.server.args']) {
+    assert.equal(pkg.contributes.configuration.properties[key].scope, 'machine', key);
+  }
+});
+
+test('untrusted workspaces: the models come from the user settings only', () => {
+  const untrusted = pkg.capabilities.untrustedWorkspaces;
+  assert.equal(untrusted.supported, 'limited');
+  assert.deepEqual(untrusted.restrictedConfigurations, config.RESTRICTED_KEYS.map((k) => `bielik.${k}`));
+  const inspect = (key) => ({
+    target: { globalValue: 'embedded:gemma-3-270m', workspaceValue: '/tmp/x.gguf' },
+    drafterModel: { workspaceValue: 'someone/model' },
+    k: { workspaceValue: 4 },
+  })[key];
+  assert.deepEqual(config.serverSettings(inspect, false),
+    { target: 'embedded:gemma-3-270m', k: 4, languages: config.DEFAULT_LANGUAGES });
+  assert.deepEqual(config.serverSettings(inspect, true),
+    { target: '/tmp/x.gguf', drafterModel: 'someone/model', k: 4, languages: config.DEFAULT_LANGUAGES });
+});
+
+test('values of the wrong type are left out with a message; a string is never a list', () => {
+  const r = config.readSettings(inspectOf({ globs: '*.md', languages: 'markdown', k: '4', seed: 3, enabled: 'yes', target: 7 }));
+  assert.deepEqual(r.settings, { seed: 3, languages: config.DEFAULT_LANGUAGES });
+  assert.deepEqual(r.problems, [
+    'bielik.target must be a string, not 7; ignored',
+    'bielik.k must be a number, not "4"; ignored',
+    'bielik.languages must be a list of strings, not "markdown"; ignored',
+    'bielik.globs must be a list of strings, not "*.md"; ignored',
+    'bielik.enabled must be a boolean, not "yes"; ignored',
+  ]);
+  assert.deepEqual(config.readSettings(inspectOf({ globs: ['*.md', 3] })).problems,
+    ['bielik.globs must be a list of strings, not ["*.md",3]; ignored']);
+});
+
+test('the type each server setting must have agrees with package.json', () => {
+  const props = pkg.contributes.configuration.properties;
+  const json = { string: 'string', number: ['number', 'integer'], boolean: 'boolean' };
+  for (const key of Object.keys(config.SERVER_SETTINGS)) {
+    const p = props[`bielik.${key}`];
+    const types = [p.type].flat().filter((t) => t !== 'null');
+    const kind = config.kindOf(key);
+    if (kind === 'strings') assert.deepEqual([types, p.items.type], [['array'], 'string'], key);
+    else assert.ok(types.every((t) => [json[kind]].flat().includes(t)), `${key}: ${kind} vs ${types}`);
+  }
+});

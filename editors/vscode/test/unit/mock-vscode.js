@@ -13,6 +13,8 @@ function createVscode() {
   const state = {
     commands: new Map(),
     settings: {}, // key (without "bielik.") -> globalValue
+    workspaceSettings: {}, // key -> workspaceValue (.vscode/settings.json of the open folder)
+    trusted: true,
     activeTextEditor: undefined,
     messages: [],
     quickPick: undefined, // label to pick
@@ -21,6 +23,7 @@ function createVscode() {
     onActive: new Emitter(),
     onClose: new Emitter(),
     onConfig: new Emitter(),
+    onTrust: new Emitter(),
   };
   const vscode = {
     __state: state,
@@ -57,12 +60,14 @@ function createVscode() {
     workspace: {
       getConfiguration(section) {
         return {
-          inspect: (key) => ({ key: `${section}.${key}`, globalValue: state.settings[key] }),
+          inspect: (key) => ({ key: `${section}.${key}`, globalValue: state.settings[key], workspaceValue: state.workspaceSettings[key] }),
           get: (key, d) => (key in state.settings ? state.settings[key] : d),
         };
       },
       onDidCloseTextDocument: state.onClose.event,
       onDidChangeConfiguration: state.onConfig.event,
+      get isTrusted() { return state.trusted; },
+      onDidGrantWorkspaceTrust: state.onTrust.event,
     },
   };
   /** Open an editor on a document (the cursor at `line`, `character`). */
@@ -72,6 +77,11 @@ function createVscode() {
       selection: { active: new vscode.Position(line, character) },
     };
     return state.onActive.fire(state.activeTextEditor);
+  };
+  /** The user trusts the workspace. */
+  vscode.__trust = () => {
+    state.trusted = true;
+    return state.onTrust.fire();
   };
   /** Change settings and fire onDidChangeConfiguration for the changed keys. */
   vscode.__configure = (values) => {
