@@ -6,6 +6,7 @@ then overridden by command-line flags or LSP initializationOptions.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tomllib
@@ -43,12 +44,17 @@ LLAMACPP_PRESETS: dict[str, dict[str, str]] = {
 
 
 def resolve_backend(name: str) -> str:
-    """`auto`: MLX on macOS (Metal, unified memory), llama.cpp on Linux and Windows."""
+    """`auto`: MLX on macOS (Metal, unified memory), llama.cpp on Linux and Windows.
+
+    Where llama-cpp-python is not installed, auto falls back to MLX (doctor says so).
+    """
     if name not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
     if name != "auto":
         return name
-    return "mlx" if sys.platform == "darwin" else "llamacpp"
+    if sys.platform == "darwin" or importlib.util.find_spec("llama_cpp") is None:
+        return "mlx"
+    return "llamacpp"
 
 
 class ConfigError(ValueError):

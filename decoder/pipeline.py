@@ -55,7 +55,7 @@ class Pipeline:
         return pipe
 
     def attach_drafter_model(self, drafter: Model) -> None:
-        """Use `drafter` as the model drafter; drafts cross tokenizers when the vocabularies differ."""
+        """Use `drafter` as the model drafter (across tokenizers when the vocabularies differ)."""
         self.drafter_model = drafter
         runner = backend_of(drafter, self.settings)
         if token_bytes(drafter.tokenizer) == token_bytes(self.target.tokenizer):
@@ -84,28 +84,6 @@ class Pipeline:
         if runner is not None:
             out["drafter"] = runner.describe()
         return out
-
-
-def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
-    return load_model(
-        spec,
-        dtype=settings.dtype,
-        progress=progress,
-        backend=backend,
-        threads=settings.threads,
-        gpu_layers=settings.gpu_layers,
-        prefix_cache_mb=settings.prefix_cache_mb,
-    )
-
-
-def backend_of(model: Model, settings: Settings | None = None) -> Backend:
-    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
-    if model.backend != "mlx":
-        return model.model
-    from decoder.backends.mlx import MLXBackend
-
-    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
-    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))
 
     def policy(
         self,
@@ -172,3 +150,25 @@ def load(settings: Settings, *, progress: bool = True) -> Pipeline | RemoteEngin
     if is_remote(settings.target):
         return RemoteEngine.connect(settings)
     return Pipeline.load(settings, progress=progress)
+
+
+def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
+    return load_model(
+        spec,
+        dtype=settings.dtype,
+        progress=progress,
+        backend=backend,
+        threads=settings.threads,
+        gpu_layers=settings.gpu_layers,
+        prefix_cache_mb=settings.prefix_cache_mb,
+    )
+
+
+def backend_of(model: Model, settings: Settings | None = None) -> Backend:
+    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
+    if model.backend != "mlx":
+        return model.model
+    from decoder.backends.mlx import MLXBackend
+
+    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
+    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))

@@ -85,7 +85,7 @@ def test_long_context_beyond_sliding_window(tiny_gemma, tiny_gemma_drafter):
 
 def test_rewind_matches_recompute(tiny_gemma):
     """Logits after feed + rewind + feed equal those of a fresh cache (sliding layers included)."""
-    import mlx.core as mx
+    import numpy as np
 
     from decoder.backends.mlx import ModelRunner
 
@@ -96,7 +96,7 @@ def test_rewind_matches_recompute(tiny_gemma):
     a.rewind(5)
     la = a.forward(ids[-1:])[-1]
     lb = b.sync(ids)
-    assert mx.allclose(la, lb, atol=1e-4).item()
+    np.testing.assert_allclose(la, lb, atol=1e-4)
     assert a.ids == b.ids == ids
 
 

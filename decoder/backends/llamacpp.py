@@ -69,9 +69,12 @@ class LlamaTokenizer:
     def __init__(self, vocab):
         self.vocab = vocab
         n = lib.llama_vocab_n_tokens(vocab)
+        self._buf = ctypes.create_string_buffer(256)
         self.token_table = tuple(self._piece(i) for i in range(n))
-        eog = {i for i in range(n) if lib.llama_vocab_is_eog(vocab, i)}
-        control = {i for i in range(n) if lib.llama_vocab_is_control(vocab, i)}
+        plain = lib.LLAMA_TOKEN_ATTR_NORMAL | lib.LLAMA_TOKEN_ATTR_BYTE
+        marked = [i for i in range(n) if not lib.llama_vocab_get_attr(vocab, i) & plain]
+        eog = {i for i in marked if lib.llama_vocab_is_eog(vocab, i)}
+        control = {i for i in marked if lib.llama_vocab_is_control(vocab, i)}
         empty = {i for i in range(n) if not self.token_table[i]}
         self.special_ids = frozenset(eog | control | empty)
         self.all_special_ids = sorted(self.special_ids)
@@ -80,7 +83,7 @@ class LlamaTokenizer:
         self.bos_token_id = bos if bos >= 0 else None
 
     def _piece(self, token: int) -> bytes:
-        buf = ctypes.create_string_buffer(256)
+        buf = self._buf
         n = lib.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
         if n < 0:
             buf = ctypes.create_string_buffer(-n)

@@ -118,6 +118,9 @@ def resolve_gguf(spec: str) -> tuple[Path, str]:
     if spec.startswith(EMBEDDED_PREFIX):
         return embedded_gguf(spec[len(EMBEDDED_PREFIX) :]), "embedded"
     path = Path(spec).expanduser()
+    hub = HUB_GGUF.fullmatch(spec)
+    if hub and not path.exists():
+        return _download_file(hub["repo"], hub["file"]), "hub"
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
             raise ModelLoadError(f"{spec}: no such GGUF file")
@@ -129,9 +132,6 @@ def resolve_gguf(spec: str) -> tuple[Path, str]:
         )
     if path.exists():
         raise ModelLoadError(f"{spec} is not a .gguf file")
-    hub = HUB_GGUF.fullmatch(spec)
-    if hub:
-        return _download_file(hub["repo"], hub["file"]), "hub"
     if HUB_REPO.fullmatch(spec):
         raise ModelLoadError(
             f"{spec} is a hub repo; on llama.cpp name one GGUF file in it: {spec}:FILE.gguf"
