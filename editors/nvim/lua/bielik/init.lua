@@ -18,8 +18,8 @@ M.COMMANDS = COMMANDS
 --- Only the ones set in setup{} are sent; the rest are left to the server (its config file, then
 --- these defaults).
 M.server_defaults = {
-  preset = nil, -- 'embedded' | 'bielik'
-  target = nil, -- HF repo id, MLX/HF directory, .gguf file or embedded:NAME (embedded:gemma-3-270m)
+  preset = nil, -- 'embedded' | 'bielik' | 'server'
+  target = nil, -- HF repo id, MLX/HF directory, .gguf, embedded:NAME or http://HOST:PORT/v1
   drafter_model = nil, -- same forms (embedded:smollm2-135m)
   drafter = 'auto', -- auto (the policy decides) | none | lookup | model
   k = 8, -- draft length (the upper bound for auto)
@@ -29,6 +29,11 @@ M.server_defaults = {
   seed = nil,
   dtype = nil, -- e.g. 'float32'
   translation = 'anchored', -- none | naive | context | anchored: drafts across tokenizers
+  remote_model = nil, -- target is a server URL: the "model" it should use (vLLM --served-model-name)
+  api_key_file = nil, -- file with the server's API key (else $BIELIK_LSP_API_KEY)
+  connect_timeout_s = 3.0,
+  read_timeout_s = 60.0, -- longest silence mid-request
+  tls_verify = true,
   debounce_ms = 150, -- wait for more typing before generating
   time_budget_ms = 2500, -- stop a suggestion after this long
   inline_max_tokens = 24, -- token budget of one inline suggestion
