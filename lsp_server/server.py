@@ -226,7 +226,10 @@ class BielikServer(LanguageServer):
         if isinstance(self.engine.pipe, RemoteEngine):
             loop = asyncio.get_running_loop()
             self.engine.pipe.watch(
-                lambda up, message: loop.call_soon_threadsafe(self.server_health, up, message)
+                lambda up, message: (
+                    loop.is_closed()  # the server is shutting down
+                    or loop.call_soon_threadsafe(self.server_health, up, message)
+                )
             )
         if self.engine.state == "ready" and self.config.engine != settings:
             self.engine.pipe.settings = self.config.engine  # changed meanwhile, without a reload

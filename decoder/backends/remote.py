@@ -221,11 +221,15 @@ class RemoteEngine:
 
     def describe(self) -> dict:
         """Where the model runs, for `doctor` and statistics (never the API key)."""
+        info = self.info
+        server = f"{info.kind} {info.build}".strip()
+        if info.context_length:
+            server += f", context {info.context_length} tokens"
         return {
             "engine": "remote",
             "url": self.base,
-            "server": self.info.kind,
-            "model": self.info.model or self.settings.remote_model or "(server default)",
+            "server": server,
+            "model": info.model or self.settings.remote_model or "(server default)",
             "speculation": self.policy().reason,
             "api_key": _key_source(self.settings),
             "tls_verify": self.settings.tls_verify,

@@ -18,8 +18,8 @@ M.COMMANDS = COMMANDS
 --- vim.NIL: no default here, the server decides (its config file, then its own default). Only
 --- the ones set in setup{} (at top level or under `settings`) are sent.
 M.server_defaults = {
-  preset = vim.NIL, -- 'embedded' | 'bielik'
-  target = vim.NIL, -- HF repo id, MLX/HF directory, .gguf file or embedded:NAME (embedded:gemma-3-270m)
+  preset = vim.NIL, -- 'embedded' | 'bielik' | 'server'
+  target = vim.NIL, -- HF repo id, MLX/HF directory, .gguf, embedded:NAME or http://HOST:PORT/v1
   drafter_model = vim.NIL, -- same forms (embedded:smollm2-135m)
   drafter = 'auto', -- auto (the policy decides) | none | lookup | model
   k = 8, -- draft length (the upper bound for auto)
@@ -29,6 +29,11 @@ M.server_defaults = {
   seed = vim.NIL,
   dtype = vim.NIL, -- e.g. 'float32'
   translation = 'anchored', -- none | naive | context | anchored: drafts across tokenizers
+  remote_model = vim.NIL, -- target is a server URL: the "model" it should use (vLLM --served-model-name)
+  api_key_file = vim.NIL, -- file with the server's API key (else $BIELIK_LSP_API_KEY)
+  connect_timeout_s = 3.0,
+  read_timeout_s = 60.0, -- longest silence mid-request
+  tls_verify = true,
   debounce_ms = 150, -- wait for more typing before generating
   time_budget_ms = 2500, -- stop a suggestion after this long
   inline_max_tokens = 24, -- token budget of one inline suggestion
