@@ -57,7 +57,8 @@ def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool
             "target": settings.target,
             "drafter": settings.drafter,
             "k": settings.k,
-            "drafter_model": settings.drafter_model if settings.drafter == "model" else None,
+            "translation": settings.translation,
+            "drafter_model": settings.drafter_model if settings.drafter != "none" else None,
         },
         "blas": loaded_blas(),
     }

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import tomllib
 
-DRAFTERS = ("auto", "none", "lookup", "model")
+DRAFTERS = ("auto", "none", "lookup", "model", "cascade")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
 # The real deployment on a Mac, and the models that install from PyPI on any machine.
@@ -33,10 +33,9 @@ class ConfigError(ValueError):
 class Settings:
     target: str = PRESETS["embedded"]["target"]  # repo id, MLX/HF directory, .gguf, embedded:NAME
     drafter_model: str = PRESETS["embedded"]["drafter_model"]
-    drafter: str = (
-        "auto"  # auto (the policy decides) | none | lookup | model (fixed, for experiments)
-    )
-    k: int = 8  # draft length: fixed for lookup/model, the upper bound for auto
+    # auto (the policy decides) | none | lookup | model | cascade (fixed, for experiments)
+    drafter: str = "auto"
+    k: int = 8  # draft length in target tokens: fixed for lookup/model/cascade, auto's upper bound
     max_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0

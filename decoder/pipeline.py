@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 
 from decoder.backends.models import Model, load_model
 from decoder.config import ConfigError, Settings
+from decoder.drafting.cascade import CascadeDrafter
 from decoder.drafting.cross import CrossDrafter
 from decoder.drafting.drafter import Drafter, ModelDrafter
 from decoder.drafting.lookup import LookupDrafter
@@ -39,12 +40,12 @@ class Pipeline:
         target = load_model(settings.target, dtype=settings.dtype, progress=progress)
         pipe = cls(settings, target, Engine(target.model, target.tokenizer))
         pipe.drafters["lookup"] = LookupDrafter()
-        if settings.drafter in ("model", "auto"):
+        if settings.drafter in ("model", "cascade", "auto"):
             drafter = load_model(settings.drafter_model, dtype=settings.dtype, progress=progress)
             try:
                 pipe.attach_drafter_model(drafter)
             except ConfigError:
-                if settings.drafter == "model":
+                if settings.drafter != "auto":
                     raise
         return pipe
 
@@ -59,6 +60,8 @@ class Pipeline:
             self.drafters["model"] = CrossDrafter(
                 drafter.model, drafter.tokenizer, self.target.tokenizer, self.settings.translation
             )
+        lookup = self.drafters.setdefault("lookup", LookupDrafter())
+        self.drafters["cascade"] = CascadeDrafter(lookup, self.drafters["model"], self.engine.table)
 
     @property
     def costs(self) -> Costs:

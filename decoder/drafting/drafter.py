@@ -33,6 +33,8 @@ class Draft:
     ids: list[int]  # proposed target ids, to follow Context.ids
     probs: mx.array | None = None  # (len(ids), vocab): drafter distribution, when sampling
     translate_s: float = 0.0
+    passes: int = 0  # drafter model forward passes spent on this draft
+    synced: bool | None = None  # a text-keyed drafter's context equalled the committed text
 
 
 NO_DRAFT = Draft([])
@@ -72,7 +74,7 @@ class ModelDrafter:
             ids.append(token)
             if i + 1 < k:
                 logits = self.runner.forward([token])[-1]
-        return Draft(ids, mx.concatenate(dists) if dists else None)
+        return Draft(ids, mx.concatenate(dists) if dists else None, passes=k)
 
 
 def timed(
