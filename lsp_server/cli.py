@@ -15,7 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
-    p.add_argument("--preset", help="model preset: embedded (default) or bielik")
+    p.add_argument("--preset", help="model preset: embedded (default), bielik or bielik-qwen")
     p.add_argument(
         "--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME"
     )
