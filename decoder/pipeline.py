@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decoder.backends.base import Backend
 from decoder.backends.models import Model, load_model
 from decoder.config import ConfigError, Settings
+from decoder.drafting.cascade import CascadeDrafter
 from decoder.drafting.cross import CrossDrafter
 from decoder.drafting.drafter import Drafter, ModelDrafter
 from decoder.drafting.lookup import LookupDrafter
@@ -40,14 +41,14 @@ class Pipeline:
         target = _load(settings, settings.target, settings.target_backend, progress)
         pipe = cls(settings, target, Engine(backend_of(target, settings)))
         pipe.drafters["lookup"] = LookupDrafter()
-        if settings.drafter in ("model", "auto"):
+        if settings.drafter in ("model", "cascade", "auto"):
             drafter = _load(
                 settings, settings.drafter_model, settings.drafter_model_backend, progress
             )
             try:
                 pipe.attach_drafter_model(drafter)
             except ConfigError:
-                if settings.drafter == "model":
+                if settings.drafter != "auto":
                     raise
         if settings.drafter == "auto":
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
@@ -63,6 +64,8 @@ class Pipeline:
             self.drafters["model"] = CrossDrafter(
                 runner, drafter.tokenizer, self.target.tokenizer, self.settings.translation
             )
+        lookup = self.drafters.setdefault("lookup", LookupDrafter())
+        self.drafters["cascade"] = CascadeDrafter(lookup, self.drafters["model"], self.engine.table)
 
     @property
     def costs(self) -> Costs:
@@ -83,28 +86,6 @@ class Pipeline:
         if runner is not None:
             out["drafter"] = runner.describe()
         return out
-
-
-def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
-    return load_model(
-        spec,
-        dtype=settings.dtype,
-        progress=progress,
-        backend=backend,
-        threads=settings.threads,
-        gpu_layers=settings.gpu_layers,
-        prefix_cache_mb=settings.prefix_cache_mb,
-    )
-
-
-def backend_of(model: Model, settings: Settings | None = None) -> Backend:
-    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
-    if model.backend != "mlx":
-        return model.model
-    from decoder.backends.mlx import MLXBackend
-
-    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
-    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))
 
     def policy(
         self,
@@ -161,3 +142,25 @@ def backend_of(model: Model, settings: Settings | None = None) -> Backend:
             prompt_text=text,
             should_stop=should_stop,
         )
+
+
+def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
+    return load_model(
+        spec,
+        dtype=settings.dtype,
+        progress=progress,
+        backend=backend,
+        threads=settings.threads,
+        gpu_layers=settings.gpu_layers,
+        prefix_cache_mb=settings.prefix_cache_mb,
+    )
+
+
+def backend_of(model: Model, settings: Settings | None = None) -> Backend:
+    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
+    if model.backend != "mlx":
+        return model.model
+    from decoder.backends.mlx import MLXBackend
+
+    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
+    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from decoder.backends.blas import ensure_fast_blas
+from decoder.config import DRAFTERS, TRANSLATIONS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,7 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
-    p.add_argument("--preset", help="model preset: embedded (default) or bielik")
+    p.add_argument("--preset", help="model preset: embedded (default), bielik or bielik-qwen")
     p.add_argument(
         "--target", help="target model: HF repo id, MLX/HF directory, .gguf file or embedded:NAME"
     )
@@ -43,13 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--max-tokens", type=int)
     cont.add_argument(
         "--drafter",
-        choices=["auto", "none", "lookup", "model"],
-        help="auto (default): the policy picks drafter and k; the others are fixed",
+        choices=DRAFTERS,
+        help="auto (default): the policy picks drafter and k; the others are fixed "
+        "(cascade: lookup, else the model drafter)",
     )
-    cont.add_argument("--k", type=int, help="draft length (the upper bound for auto)")
+    cont.add_argument(
+        "--k", type=int, help="draft length in target tokens (the upper bound for auto)"
+    )
     cont.add_argument(
         "--translation",
-        choices=["none", "naive", "context", "anchored"],
+        choices=TRANSLATIONS,
         help="how drafts cross tokenizers (default: anchored)",
     )
     cont.add_argument("--temperature", type=float)
@@ -131,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_tokens",
             "drafter",
             "k",
+            "translation",
             "temperature",
             "top_p",
             "seed",

@@ -106,9 +106,13 @@ class Config:
 
 def needs_reload(old: Settings, new: Settings) -> bool:
     """Whether a settings change means loading models again (the rest applies at once)."""
+    uses_model = ("model", "cascade", "auto")
     return (old.target, old.dtype) != (new.target, new.dtype) or (
-        new.drafter in ("model", "auto")
-        and (old.drafter_model != new.drafter_model or old.drafter not in ("model", "auto"))
+        new.drafter in uses_model
+        and (
+            (old.drafter_model, old.translation) != (new.drafter_model, new.translation)
+            or old.drafter not in uses_model
+        )
     )
 
 

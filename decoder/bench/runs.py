@@ -312,13 +312,10 @@ def load_peers(pipe, backend: str, excerpts: list[Excerpt], cfg: BenchConfig):
             return [mlx_lm_peer(pipe.target.model, pipe.target.tokenizer)], {}
         except ImportError as e:
             return [], {"mlx-lm": f"not installed ({e})"}
-    gguf = getattr(pipe.target, "gguf", None)
-    if gguf is None:
-        return [], {"llama-cpp-python": "the target is not a GGUF file"}
     longest = max(len(pipe.engine.encode(e.text)) for e in excerpts)
     try:
         peers = llama_cpp_peers(
-            gguf,
+            pipe.target.path,  # on llama.cpp, the GGUF file itself
             threads=pipe.engine.runner.describe()["threads"],
             n_ctx=longest + cfg.max_tokens + 16,
             eos=pipe.engine.eos,
@@ -388,7 +385,7 @@ def run(settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: st
     start, load0 = time.perf_counter(), os.getloadavg()[0]
     excerpts = select(load_corpus(), cfg.per_class)
     records, peers, backends = [], [], {}
-    for backend in cfg.backends or (getattr(settings, "backend", "mlx"),):
+    for backend in cfg.backends or (settings.target_backend,):
         recs, peer_recs, info = run_backend(settings, backend, excerpts, cfg, progress)
         records += recs
         peers += peer_recs
@@ -424,13 +421,20 @@ def run_backend(
     from decoder.backends.models import ModelLoadError, load_model
     from decoder.pipeline import Pipeline
 
-    settings = replace(settings, drafter="auto", translation="anchored")
+    settings = replace(
+        settings, backend=backend, drafter_backend=None, drafter="auto", translation="anchored"
+    )
     pipe = Pipeline.load(settings, progress=progress)
     drafter_model, why = pipe.drafter_model, ""
     if drafter_model is None:
         try:
             drafter_model = load_model(
-                settings.drafter_model, dtype=settings.dtype, progress=progress
+                settings.drafter_model,
+                dtype=settings.dtype,
+                progress=progress,
+                backend=backend,
+                threads=settings.threads,
+                gpu_layers=settings.gpu_layers,
             )
         except ModelLoadError as e:
             why = str(e)
