@@ -156,6 +156,8 @@ def build_conditions(
     fixed, missing = model_drafters(pipe, drafter_model, translations)
     share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
+    if "cascade" in pipe.drafters:  # lookup, else the model drafter (anchored)
+        fixed["cascade"] = pipe.drafters["cascade"]
     conds = [Condition("baseline", "baseline", 0)]
     for family, drafter in fixed.items():
         conds += [Condition(f"{family} k={k}", family, k, drafter, [drafter]) for k in ks]
@@ -362,6 +364,10 @@ def machine() -> str:
 def write_outputs(data: dict, out: Path) -> Path:
     """Raw JSON, plots and the Markdown report from one saved run (meta, records, peers)."""
     meta = data["meta"]
+    (out / "bench").mkdir(parents=True, exist_ok=True)
+    (out / "bench" / "raw.json").write_text(  # first: a report can always be rebuilt from it
+        json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     analyses = {
         b: analyse(
             [r for r in data["records"] if r["backend"] == b],
@@ -370,10 +376,6 @@ def write_outputs(data: dict, out: Path) -> Path:
         )
         for b in meta["backends"]
     }
-    (out / "bench").mkdir(parents=True, exist_ok=True)
-    (out / "bench" / "raw.json").write_text(
-        json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
     plots(data["records"], analyses, meta["k"], out / "bench")
     path = out / "benchmarks.md"
     path.write_text(report(meta, analyses, default_grid()), encoding="utf-8")
