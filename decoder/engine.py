@@ -149,6 +149,8 @@ class Engine:
                     verify_s=verify_s,
                     other_s=other_s + clock.lap(),
                     reason=choice.reason,
+                    passes=draft.passes,
+                    synced=draft.synced,
                 )
             )
             yield Chunk(new, text, stats)

@@ -13,6 +13,7 @@ from decoder.backends.base import Backend
 from decoder.backends.models import Model, load_model
 from decoder.backends.remote import RemoteEngine, is_remote
 from decoder.config import ConfigError, Settings
+from decoder.drafting.cascade import CascadeDrafter
 from decoder.drafting.cross import CrossDrafter
 from decoder.drafting.drafter import Drafter, ModelDrafter
 from decoder.drafting.lookup import LookupDrafter
@@ -41,14 +42,14 @@ class Pipeline:
         target = _load(settings, settings.target, settings.target_backend, progress)
         pipe = cls(settings, target, Engine(backend_of(target, settings)))
         pipe.drafters["lookup"] = LookupDrafter()
-        if settings.drafter in ("model", "auto"):
+        if settings.drafter in ("model", "cascade", "auto"):
             drafter = _load(
                 settings, settings.drafter_model, settings.drafter_model_backend, progress
             )
             try:
                 pipe.attach_drafter_model(drafter)
             except ConfigError:
-                if settings.drafter == "model":
+                if settings.drafter != "auto":
                     raise
         if settings.drafter == "auto":
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
@@ -64,6 +65,8 @@ class Pipeline:
             self.drafters["model"] = CrossDrafter(
                 runner, drafter.tokenizer, self.target.tokenizer, self.settings.translation
             )
+        lookup = self.drafters.setdefault("lookup", LookupDrafter())
+        self.drafters["cascade"] = CascadeDrafter(lookup, self.drafters["model"], self.engine.table)
 
     @property
     def costs(self) -> Costs:

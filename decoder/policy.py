@@ -7,8 +7,11 @@ Three inputs (issue: polish/ and the speculation policy):
 - the running acceptance, per drafter (per match length for lookup), turned into expected
   tokens per cycle: Leviathan et al.'s (1 - a^(k+1)) / (1 - a), generalised to one rate per
   draft position because copied text is accepted in runs, not token by token.
-A cycle speculates only when the expected speedup beats plain decoding by a margin, and a run
-of cycles that accept at most one token switches speculation off for a while, then probes again.
+Each cycle prices every option it has: the lookup draft, the model draft, and the cascade (a
+short lookup match extended by the model: lookup tokens cost nothing, the model's cost its
+measured passes per target token). A cycle speculates only when the expected speedup beats
+plain decoding by a margin, and a run of cycles that accept at most one token switches
+speculation off for a while, then probes again.
 Confident prose speculates only while the model is copying earlier text (a long lookup match).
 """
 
@@ -19,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from decoder.backends.base import Backend
+from decoder.drafting.cascade import CascadeDrafter
 from decoder.drafting.drafter import Context, Drafter
 from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import Choice
@@ -99,15 +103,21 @@ def measure_costs(
 
 
 def best_k(
-    expected: Callable[[int], float], costs: Costs, drafter_ratio: float, k_max: int
+    expected: Callable[[int], float],
+    costs: Costs,
+    drafter_ratio: float,
+    k_max: int,
+    free: int = 0,
 ) -> tuple[int, float]:
     """(k, expected speedup over plain decoding) maximising tokens per unit of time.
 
-    `expected(k)` is the expected number of tokens a cycle commits when k are drafted.
+    `expected(k)` is the expected number of tokens a cycle commits when k are drafted;
+    `drafter_ratio` what each drafted token costs the drafter, in plain steps, past the first
+    `free` ones (a lookup head that a model extends costs nothing).
     """
     best = (0, 1.0)
     for k in range(1, k_max + 1):
-        speedup = expected(k) / (costs.verify_ratio(k + 1) + k * drafter_ratio)
+        speedup = expected(k) / (costs.verify_ratio(k + 1) + max(0, k - free) * drafter_ratio)
         if speedup > best[1]:
             best = (k, speedup)
     return best
@@ -196,7 +206,9 @@ class AutoPolicy:
     def _estimate(self, key: tuple[str, int]) -> Acceptance:
         if key not in self.acceptance:
             priors = PROSE_PRIOR if self._prose else LOOKUP_PRIOR
-            self.acceptance[key] = Acceptance(priors[key[1]] if key[0] == "lookup" else MODEL_PRIOR)
+            # A cascade's first tokens are the lookup's: its prior is the lookup's for the match.
+            prior = MODEL_PRIOR if key[0] == "model" else priors[key[1]]
+            self.acceptance[key] = Acceptance(prior)
         return self.acceptance[key]
 
     def _learn(self, stats: RunStats) -> None:
@@ -211,7 +223,7 @@ class AutoPolicy:
         self._poor = self._poor + 1 if poor else 0
         if self._poor >= self.fallback_cycles and self.override != "on":
             self._pause = (
-                self.fallback_tokens if last[0] == "model" else max(2, self.fallback_tokens // 4)
+                self.fallback_tokens if last[0] != "lookup" else max(2, self.fallback_tokens // 4)
             )
             self._paused_until = stats.generated_tokens + self._pause
             self._poor = 0
@@ -229,6 +241,7 @@ class AutoPolicy:
             )
         content = self.content.reason if self.content else "content unknown"
         options = []  # (expected speedup, k, drafter name, bucket)
+        match = 0
         lookup = self.drafters.get("lookup")
         if isinstance(lookup, LookupDrafter):
             match, _ = lookup.match(ctx.ids)
@@ -243,14 +256,25 @@ class AutoPolicy:
                     min(self.k_max, match * lookup.tokens_per_match),
                 )
                 options.append((s, k, "lookup", b))
-        if "model" in self.drafters and not self._prose:
+        model = self.drafters.get("model")
+        if model is not None and not self._prose:
+            # k counts target tokens; a cross-tokenizer drafter spends several passes on one.
+            ratio = self.costs.drafter_ratio * getattr(model, "passes_per_token", 1.0)
             k, s = best_k(
-                self._estimate(("model", 0)).expected_tokens,
-                self.costs,
-                self.costs.drafter_ratio,
-                self.k_max,
+                self._estimate(("model", 0)).expected_tokens, self.costs, ratio, self.k_max
             )
             options.append((s, k, "model", 0))
+            cascade = self.drafters.get("cascade")
+            if isinstance(cascade, CascadeDrafter) and 0 < match < cascade.long_match:
+                b = _bucket(match)
+                k, s = best_k(
+                    self._estimate(("cascade", b)).expected_tokens,
+                    self.costs,
+                    ratio,
+                    self.k_max,
+                    free=match * cascade.lookup.tokens_per_match,
+                )
+                options.append((s, k, "cascade", b))
         if not options:
             return Choice(None, 0, f"{content}: nothing to draft from")
         s, k, name, b = max(options)

@@ -23,6 +23,8 @@ class Cycle:
     verify_s: float
     other_s: float
     reason: str = ""  # the policy's reason for this cycle's drafter and k
+    passes: int = 0  # drafter model forward passes (k counts target tokens, not these)
+    synced: bool | None = None  # drafter's text == committed text (None: not a text drafter)
 
 
 @dataclass
@@ -47,6 +49,16 @@ class RunStats:
     @property
     def acceptance_rate(self) -> float:
         return self.accepted / self.drafted if self.drafted else 0.0
+
+    @property
+    def drafter_passes(self) -> int:
+        return sum(c.passes for c in self.cycles)
+
+    @property
+    def integrity(self) -> tuple[int, int]:
+        """(cycles whose drafter context equalled the committed text, cycles checked)."""
+        checked = [c.synced for c in self.cycles if c.synced is not None]
+        return sum(checked), len(checked)
 
     @property
     def decode_seconds(self) -> float:
@@ -85,6 +97,8 @@ class RunStats:
             "accepted": self.accepted,
             "acceptance_rate": self.acceptance_rate,
             "accepted_per_cycle": self.accepted_per_cycle,
+            "drafter_passes": self.drafter_passes,
+            "drafter_integrity": dict(zip(("exact", "checked"), self.integrity, strict=True)),
             "time_split": self.time_split(),
             "reasons": self.reasons,
             "stop_reason": self.stop_reason,

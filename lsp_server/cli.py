@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from decoder.backends.blas import ensure_fast_blas
+from decoder.config import DRAFTERS, TRANSLATIONS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,7 +15,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
-    p.add_argument("--preset", help="model preset: embedded (default), bielik or server")
+    p.add_argument(
+        "--preset",
+        help="model preset: embedded (default), bielik, bielik-qwen, bielik-v2.3 or server",
+    )
     p.add_argument(
         "--target",
         help="target model: HF repo id, MLX/HF directory, .gguf file, embedded:NAME, "
@@ -49,13 +53,16 @@ def build_parser() -> argparse.ArgumentParser:
     cont.add_argument("--max-tokens", type=int)
     cont.add_argument(
         "--drafter",
-        choices=["auto", "none", "lookup", "model"],
-        help="auto (default): the policy picks drafter and k; the others are fixed",
+        choices=DRAFTERS,
+        help="auto (default): the policy picks drafter and k; the others are fixed "
+        "(cascade: lookup, else the model drafter)",
     )
-    cont.add_argument("--k", type=int, help="draft length (the upper bound for auto)")
+    cont.add_argument(
+        "--k", type=int, help="draft length in target tokens (the upper bound for auto)"
+    )
     cont.add_argument(
         "--translation",
-        choices=["none", "naive", "context", "anchored"],
+        choices=TRANSLATIONS,
         help="how drafts cross tokenizers (default: anchored)",
     )
     cont.add_argument("--temperature", type=float)
@@ -168,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_tokens",
             "drafter",
             "k",
+            "translation",
             "temperature",
             "top_p",
             "seed",

@@ -110,9 +110,15 @@ def needs_reload(old: Settings, new: Settings) -> bool:
     connection = ("api_key_file", "connect_timeout_s", "read_timeout_s", "tls_verify")
     if is_remote(new.target) and any(getattr(old, f) != getattr(new, f) for f in connection):
         return True
-    return (old.target, old.dtype) != (new.target, new.dtype) or (
-        new.drafter in ("model", "auto")
-        and (old.drafter_model != new.drafter_model or old.drafter not in ("model", "auto"))
+    target = ("target", "dtype", "backend", "threads", "gpu_layers", "prefix_cache_mb")
+    drafter = ("drafter_model", "drafter_backend", "translation")
+    uses_model = ("model", "cascade", "auto")
+    return any(getattr(old, f) != getattr(new, f) for f in target) or (
+        new.drafter in uses_model
+        and (
+            any(getattr(old, f) != getattr(new, f) for f in drafter)
+            or old.drafter not in uses_model
+        )
     )
 
 

@@ -6,25 +6,33 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decoder.drafting.cross import CrossDrafter
+from decoder.drafting.cascade import CascadeDrafter
+from decoder.drafting.cross import MAX_PASSES_PER_TOKEN, CrossDrafter
+from decoder.drafting.drafter import Context
+from decoder.drafting.lookup import LookupDrafter
 from decoder.drafting.translator import MODES
 from decoder.engine import Engine
+from decoder.sampling import GREEDY, Keys
 from tests.test_engine import SLOW_OK, check_same
 from tests.texts import texts
 
 
 class Checked(CrossDrafter):
     """Asserts the invariants every cycle: the drafter's text equals the committed text after
-    its resync, at most k + 1 drafter passes, no special token in a draft."""
+    its resync, at most MAX_PASSES_PER_TOKEN passes per target token asked for, at most k
+    target tokens, no special token."""
 
     def resync(self, ctx):
-        super().resync(ctx)
-        assert self.text() == ctx.generated
+        synced = super().resync(ctx)
+        assert synced and self.text() == ctx.generated
+        return synced
 
     def propose(self, ctx, k, sampling, keys):
         fed = self.fed
         draft = super().propose(ctx, k, sampling, keys)
-        assert self.fed - fed <= k + 1
+        passes = self.fed - fed
+        assert passes == draft.passes <= MAX_PASSES_PER_TOKEN * k
+        assert len(draft.ids) <= k
         assert not set(draft.ids) & self.target.special
         return draft
 
@@ -48,7 +56,9 @@ def test_tiny_pairs_speculative_equals_plain(request, pair, text, k, mode):
     target, drafter = (request.getfixturevalue(name) for name in pair)
     engine = Engine(target.model, target.tokenizer)
     d = checked(drafter.model, drafter.tokenizer, target.tokenizer, mode)
-    check_same(engine, text, d, k, max_tokens=24)
+    stats = check_same(engine, text, d, k, max_tokens=24)
+    exact, checked_cycles = stats.integrity
+    assert exact == checked_cycles == sum(c.drafter == "model" for c in stats.cycles)
 
 
 def test_self_drafting_across_a_copy_is_accepted(tiny_gemma):
@@ -79,3 +89,81 @@ def test_pipeline_builds_a_cross_drafter(gemma, smollm):
     pipe.attach_drafter_model(smollm)
     assert isinstance(pipe.drafters["model"], CrossDrafter)
     assert pipe.drafters["model"].translation == "naive"
+
+
+@pytest.mark.parametrize("mode", ["naive", "anchored"])
+def test_k_counts_target_tokens(tiny_gemma, tiny_llama, mode):
+    """A byte-level drafter spelling Polish needs several tokens per target token: it drafts on
+    until the draft covers k target tokens, or its pass cap is spent."""
+    target = tiny_gemma.tokenizer
+    d = CrossDrafter(tiny_llama.model, tiny_llama.tokenizer, target, mode)
+    prompt = "Notatka:"
+    gen = d.target.tokenize(" Zażółć gęślą jaźń. Źdźbło trawy, żółć i gęś.".encode())[0]
+    for k in (1, 2, 4, 6):
+        for cut in (len(gen) // 2, len(gen)):
+            ctx = Context(target.encode(prompt) + gen[:cut], prompt, d.target.bytes(gen[:cut]))
+            draft = d.propose(ctx, k, GREEDY, Keys(None))
+            assert len(draft.ids) == k or draft.passes == MAX_PASSES_PER_TOKEN * k
+            assert draft.passes >= 1 and draft.synced
+
+
+@pytest.fixture(scope="module")
+def tiny_nobytes():
+    """A random Llama over a real BPE tokenizer with no byte fallback (trained here on Polish
+    text): emoji, CJK and other characters it never saw have no token at all."""
+    from mlx_lm.tokenizer_utils import TokenizerWrapper
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from tests.test_translator import POLISH
+    from tests.tiny import tiny_model
+
+    backend = Tokenizer(models.BPE(unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    backend.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"])
+    backend.train_from_iterator(POLISH, trainer)
+    hf = PreTrainedTokenizerFast(
+        tokenizer_object=backend, unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    )
+    return tiny_model("llama", TokenizerWrapper(hf), seed=5)
+
+
+def test_resync_when_the_drafter_cannot_spell_a_byte(tiny_gemma, tiny_nobytes):
+    """No KeyError: the drafter reads the text as its tokenizer can, the integrity counter
+    says so, and the output is still the target's own."""
+    d = CrossDrafter(tiny_nobytes.model, tiny_nobytes.tokenizer, tiny_gemma.tokenizer)
+    assert 0xF0 not in d.vocab.byte_id  # no token for an emoji's first byte
+    gen = "Ala 😀 ma kota".encode()
+    ctx = Context(tiny_gemma.tokenizer.encode("Notatka:") + [0], "Notatka:", gen)
+    assert d.resync(ctx) is False
+    assert d.text() != gen and d.ids
+    draft = d.propose(ctx, 2, GREEDY, Keys(None))
+    assert draft.synced is False
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    d = CrossDrafter(tiny_nobytes.model, tiny_nobytes.tokenizer, tiny_gemma.tokenizer)
+    stats = check_same(engine, "Źdźbło trawy 🌱 i żółć 😀", d, 3, max_tokens=24)
+    exact, checked_cycles = stats.integrity
+    assert checked_cycles > 0 and exact < checked_cycles
+
+
+def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
+    """Lookup alone on a long copy, the model alone with no match, lookup + model in between;
+    every way the output equals plain greedy decoding."""
+    model = checked(smollm.model, smollm.tokenizer, gemma.tokenizer)
+    engine = Engine(gemma.model, gemma.tokenizer)
+    cascade = CascadeDrafter(LookupDrafter(), model, engine.table)
+    text = "Lista zakupów:\n1. mleko – 2 l\n2. chleb – 1 szt.\n3. masło – 1 szt.\n4."
+    stats = check_same(engine, text, cascade, 4, max_tokens=24)
+    assert stats.drafted > 0
+    copy = "Adres: ul. Długa 5, 00-950 Warszawa.\nKopia: ul. Długa 5, 00-950"
+    ids = engine.encode(copy)
+    long = cascade.propose(Context(ids, copy, b""), 4, GREEDY, Keys(None))
+    assert cascade.lookup.match(ids)[0] >= cascade.long_match and long.passes == 0
+    fresh = Context(engine.encode("Zupełnie nowe zdanie"), "Zupełnie nowe zdanie", b"")
+    alone = cascade.propose(fresh, 3, GREEDY, Keys(None))
+    assert cascade.lookup.match(fresh.ids)[0] == 0 and alone.passes > 0
+    ctx = Context(engine.encode(text), text, b"")
+    head = cascade.lookup.propose(ctx, 1, GREEDY, Keys(None)).ids
+    both = cascade.extend(ctx, head, 4, GREEDY, Keys(None))
+    assert both.ids[:1] == head and both.passes > 0 and both.synced

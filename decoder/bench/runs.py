@@ -156,6 +156,8 @@ def build_conditions(
     fixed, missing = model_drafters(pipe, drafter_model, translations)
     share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
+    if "cascade" in pipe.drafters:  # lookup, else the model drafter (anchored)
+        fixed["cascade"] = pipe.drafters["cascade"]
     conds = [Condition("baseline", "baseline", 0)]
     for family, drafter in fixed.items():
         conds += [Condition(f"{family} k={k}", family, k, drafter, [drafter]) for k in ks]
@@ -312,13 +314,10 @@ def load_peers(pipe, backend: str, excerpts: list[Excerpt], cfg: BenchConfig):
             return [mlx_lm_peer(pipe.target.model, pipe.target.tokenizer)], {}
         except ImportError as e:
             return [], {"mlx-lm": f"not installed ({e})"}
-    gguf = getattr(pipe.target, "gguf", None)
-    if gguf is None:
-        return [], {"llama-cpp-python": "the target is not a GGUF file"}
     longest = max(len(pipe.engine.encode(e.text)) for e in excerpts)
     try:
         peers = llama_cpp_peers(
-            gguf,
+            pipe.target.path,  # on llama.cpp, the GGUF file itself
             threads=pipe.engine.runner.describe()["threads"],
             n_ctx=longest + cfg.max_tokens + 16,
             eos=pipe.engine.eos,
@@ -365,6 +364,10 @@ def machine() -> str:
 def write_outputs(data: dict, out: Path) -> Path:
     """Raw JSON, plots and the Markdown report from one saved run (meta, records, peers)."""
     meta = data["meta"]
+    (out / "bench").mkdir(parents=True, exist_ok=True)
+    (out / "bench" / "raw.json").write_text(  # first: a report can always be rebuilt from it
+        json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     analyses = {
         b: analyse(
             [r for r in data["records"] if r["backend"] == b],
@@ -373,10 +376,6 @@ def write_outputs(data: dict, out: Path) -> Path:
         )
         for b in meta["backends"]
     }
-    (out / "bench").mkdir(parents=True, exist_ok=True)
-    (out / "bench" / "raw.json").write_text(
-        json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
     plots(data["records"], analyses, meta["k"], out / "bench")
     path = out / "benchmarks.md"
     path.write_text(report(meta, analyses, default_grid()), encoding="utf-8")
@@ -388,7 +387,7 @@ def run(settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: st
     start, load0 = time.perf_counter(), os.getloadavg()[0]
     excerpts = select(load_corpus(), cfg.per_class)
     records, peers, backends = [], [], {}
-    for backend in cfg.backends or (getattr(settings, "backend", "mlx"),):
+    for backend in cfg.backends or (settings.target_backend,):
         recs, peer_recs, info = run_backend(settings, backend, excerpts, cfg, progress)
         records += recs
         peers += peer_recs
@@ -424,13 +423,20 @@ def run_backend(
     from decoder.backends.models import ModelLoadError, load_model
     from decoder.pipeline import Pipeline
 
-    settings = replace(settings, drafter="auto", translation="anchored")
+    settings = replace(
+        settings, backend=backend, drafter_backend=None, drafter="auto", translation="anchored"
+    )
     pipe = Pipeline.load(settings, progress=progress)
     drafter_model, why = pipe.drafter_model, ""
     if drafter_model is None:
         try:
             drafter_model = load_model(
-                settings.drafter_model, dtype=settings.dtype, progress=progress
+                settings.drafter_model,
+                dtype=settings.dtype,
+                progress=progress,
+                backend=backend,
+                threads=settings.threads,
+                gpu_layers=settings.gpu_layers,
             )
         except ModelLoadError as e:
             why = str(e)

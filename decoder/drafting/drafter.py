@@ -34,6 +34,8 @@ class Draft:
     ids: list[int]  # proposed target ids, to follow Context.ids
     probs: np.ndarray | None = None  # (len(ids), vocab): drafter distribution, when sampling
     translate_s: float = 0.0
+    passes: int = 0  # drafter model forward passes spent on this draft
+    synced: bool | None = None  # a text-keyed drafter's context equalled the committed text
 
 
 NO_DRAFT = Draft([])
@@ -102,7 +104,7 @@ class ModelDrafter:
         if k <= 0:
             return NO_DRAFT
         ids, dists = draft_loop(self.runner, ctx.ids, k, sampling, keys, self.vocab_size)
-        return Draft(ids, np.concatenate(dists) if dists else None)
+        return Draft(ids, np.concatenate(dists) if dists else None, passes=len(ids))
 
 
 def timed(

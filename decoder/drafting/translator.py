@@ -7,7 +7,9 @@ Four modes, selectable by name so they can be compared:
             (p=5, as published)
   anchored  ours: re-encode the committed tail from a checked anchor plus the draft's bytes, keep
             the tokens that begin exactly at the committed boundary (byte offsets, never counts),
-            hold back incomplete UTF-8 and a trailing token that may still grow.
+            hold back only what can still change: incomplete UTF-8, and the final token when
+            the word it ends may still grow (whitespace, or Morfeusz 2 says a suffix or clitic
+            can follow).
 
 Everything is a function of a `Vocab` (a tokenizer seen as bytes) and token ids; no model here.
 """
@@ -17,9 +19,8 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import accumulate
 
-from decoder.compat.mlx_lm import hf_tokenizer
 from decoder.config import TRANSLATIONS as MODES
-from decoder.vocab import ids_to_bytes, special_ids, token_bytes
+from decoder.vocab import _hf, ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
@@ -32,7 +33,7 @@ class Vocab:
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
-        self.hf = hf_tokenizer(tokenizer)
+        self.hf = _hf(tokenizer)
         self.table = token_bytes(tokenizer)
         self.special = special_ids(tokenizer)
         self.size = len(self.table)
@@ -156,19 +157,22 @@ def may_grow(vocab: Vocab, text: bytes, last: int) -> bool:
 
 
 def stable(vocab: Vocab, left: bytes, ids: list[int]) -> list[int]:
-    """The ids before the draft's last word: how a word is split can change until it ends
-    ("▁oc" + "zym" becomes "▁ocz" + "yma"), so an unfinished word sends none of its tokens.
+    """The ids that cannot change as the text goes on: all but a final token that may grow.
+
+    Every token that ends before the draft's last boundary is verified; a wrong split inside
+    the last word ("▁oc" + "zym" where the truth is "▁ocz" + "yma") costs one verified
+    position, while holding the whole word back would cost every token in it.
     """
-    text = left + vocab.bytes(ids)
-    if not ids or not may_grow(vocab, text, ids[-1]):
-        return ids
-    end = len(text)
-    for j in range(len(ids) - 1, 0, -1):
-        end -= len(vocab.table[ids[j]])
-        before = text[:end].decode("utf-8", "replace")
-        if not merge_risk(before, vocab.table[ids[j]].decode("utf-8", "replace")):
-            return ids[:j]
-    return []
+    if ids and may_grow(vocab, left + vocab.bytes(ids), ids[-1]):
+        return ids[:-1]
+    return ids
+
+
+def restart(vocab: Vocab, data: bytes) -> list[list[int]] | None:
+    """`data` tokenized as the continuation of a token that ends mid-word: with no space
+    prepended (SentencePiece's dummy prefix would make "a" into "▁a"), so after a newline,
+    which never merges with what follows it."""
+    return split(vocab, [b"", data]) or split(vocab, [b"\n", data])
 
 
 def anchored(target: Vocab, committed: list[int], draft: bytes, limit: int) -> list[int]:
@@ -188,8 +192,8 @@ def anchored(target: Vocab, committed: list[int], draft: bytes, limit: int) -> l
         parts = split(target, [check, tail, text[len(tail) :]])
         if parts is not None or start <= 1:
             break
-    if parts is None:  # no boundary at the committed end (or anchor): restart exactly there
-        parts = split(target, [b"", text[len(tail) :]])
+    if parts is None:  # no boundary at the committed end: the target went on mid-word there
+        parts = restart(target, text[len(tail) :])
         if parts is None:
             return []
     return stable(target, target.bytes(committed[max(0, n - 8) :]), parts[-1])[:limit]
