@@ -410,7 +410,8 @@ def plot_scatter(plt, grid: list[dict], a: dict, path: Path) -> Path:
         ax.set_title(fam, fontsize=9)
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel("acceptance")
-        ax.legend(fontsize=6)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     for ax in axes.flat[len(fams) :]:
         ax.axis("off")
     axes[0][0].set_ylabel("speedup vs plain")

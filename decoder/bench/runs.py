@@ -339,10 +339,15 @@ def default_grid() -> str:
 
 
 def machine() -> str:
-    import mlx.core as mx
-
+    """OS, CPU and core count, and MLX's version, device and BLAS where MLX is installed."""
     from decoder.backends.blas import loaded_blas
 
+    try:
+        import mlx.core as mx
+
+        mlx = f", MLX {mx.__version__} ({mx.default_device()}), BLAS {loaded_blas()}"
+    except ImportError:  # llama.cpp only (Windows)
+        mlx = ""
     cpu = (
         next(
             (
@@ -355,10 +360,7 @@ def machine() -> str:
         if Path("/proc/cpuinfo").exists()
         else platform.processor()
     )
-    return (
-        f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, "
-        f"MLX {mx.__version__} ({mx.default_device()}), BLAS {loaded_blas()}"
-    )
+    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs{mlx}"
 
 
 def write_outputs(data: dict, out: Path) -> Path:
