@@ -95,7 +95,7 @@ def test_embedded_gguf_files_are_the_referenced_ones(embedded):
 
     for case in REFERENCE["cases"]:
         path = embedded_gguf(case["model"].removeprefix("embedded:"))
-        assert decoder.gguf.file_sha256(path) == case["gguf_sha256"]
+        assert decoder.backends.gguf.file_sha256(path) == case["gguf_sha256"]
 
 
 @slow
@@ -204,7 +204,7 @@ def test_killed_conversion_leaves_no_directory(tmp_path, monkeypatch):
 
     monkeypatch.setattr(decoder.backends.gguf, "_convert", dies_halfway)
     with pytest.raises(KeyboardInterrupt):
-        decoder.gguf.convert_gguf(path)
+        decoder.backends.gguf.convert_gguf(path)
     assert list((tmp_path / "cache" / "mlx").iterdir()) == []
 
 
@@ -214,12 +214,12 @@ def test_file_hash_is_cached_by_size_and_mtime(tmp_path, monkeypatch):
     monkeypatch.setenv("BIELIK_LSP_CACHE", str(tmp_path / "cache"))
     hashings = []
     real_sha256 = hashlib.sha256
-    monkeypatch.setattr(decoder.gguf.hashlib, "sha256", lambda: hashings.append(1) or real_sha256())
+    monkeypatch.setattr(decoder.backends.gguf.hashlib, "sha256", lambda: hashings.append(1) or real_sha256())
     path = tmp_path / "weights.gguf"
     path.write_bytes(b"abc")
-    assert decoder.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
-    assert decoder.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
+    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
+    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abc").hexdigest()
     assert len(hashings) == 1
     path.write_bytes(b"abcd")
-    assert decoder.gguf.file_sha256(path) == real_sha256(b"abcd").hexdigest()
+    assert decoder.backends.gguf.file_sha256(path) == real_sha256(b"abcd").hexdigest()
     assert len(hashings) == 2
