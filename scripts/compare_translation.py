@@ -112,7 +112,10 @@ def main() -> None:
     ap.add_argument("--from-json", help="print the table of saved records (no models)")
     args = ap.parse_args()
     if args.from_json:
-        print(table(json.loads(Path(args.from_json).read_text(encoding="utf-8"))["records"]))
+        saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        done = [r["excerpt"] for r in saved["records"]["plain"]]
+        print(f"{saved['header']}\nexcerpts run: {len(done)} ({', '.join(done)})\n")
+        print(table(saved["records"]))
         return
     excerpts = [e for e in select(load_corpus(), args.excerpts) if e.label == args.label]
     target = load_model("embedded:gemma-3-270m", dtype="float32", progress=False)

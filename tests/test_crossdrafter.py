@@ -18,9 +18,11 @@ from tests.texts import texts
 
 
 class Checked(CrossDrafter):
-    """Asserts the invariants every cycle: the drafter's text equals the committed text after
-    its resync, at most MAX_PASSES_PER_TOKEN passes per target token asked for, at most k
-    target tokens, no special token."""
+    """A CrossDrafter that asserts the invariants of every cycle.
+
+    The drafter's text equals the committed text after its resync, at most MAX_PASSES_PER_TOKEN
+    passes per target token asked for, at most k target tokens, no special token.
+    """
 
     def resync(self, ctx):
         synced = super().resync(ctx)
@@ -93,8 +95,10 @@ def test_pipeline_builds_a_cross_drafter(gemma, smollm):
 
 @pytest.mark.parametrize("mode", ["naive", "anchored"])
 def test_k_counts_target_tokens(tiny_gemma, tiny_llama, mode):
-    """A byte-level drafter spelling Polish needs several tokens per target token: it drafts on
-    until the draft covers k target tokens, or its pass cap is spent."""
+    """A draft covers k target tokens, or the drafter spent its pass cap.
+
+    A byte-level drafter spelling Polish needs several tokens per target token: it drafts on.
+    """
     target = tiny_gemma.tokenizer
     d = CrossDrafter(tiny_llama.model, tiny_llama.tokenizer, target, mode)
     prompt = "Notatka:"
@@ -109,8 +113,10 @@ def test_k_counts_target_tokens(tiny_gemma, tiny_llama, mode):
 
 @pytest.fixture(scope="module")
 def tiny_nobytes():
-    """A random Llama over a real BPE tokenizer with no byte fallback (trained here on Polish
-    text): emoji, CJK and other characters it never saw have no token at all."""
+    """A random Llama over a real BPE tokenizer with no byte fallback.
+
+    Trained here on Polish text: emoji, CJK and other characters it never saw have no token.
+    """
     from mlx_lm.tokenizer_utils import TokenizerWrapper
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -130,8 +136,10 @@ def tiny_nobytes():
 
 
 def test_resync_when_the_drafter_cannot_spell_a_byte(tiny_gemma, tiny_nobytes):
-    """No KeyError: the drafter reads the text as its tokenizer can, the integrity counter
-    says so, and the output is still the target's own."""
+    """No KeyError: the drafter reads the text as its tokenizer can.
+
+    The integrity counter says so, and the output is still the target's own.
+    """
     d = CrossDrafter(tiny_nobytes.model, tiny_nobytes.tokenizer, tiny_gemma.tokenizer)
     assert 0xF0 not in d.vocab.byte_id  # no token for an emoji's first byte
     gen = "Ala 😀 ma kota".encode()
@@ -148,8 +156,10 @@ def test_resync_when_the_drafter_cannot_spell_a_byte(tiny_gemma, tiny_nobytes):
 
 
 def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
-    """Lookup alone on a long copy, the model alone with no match, lookup + model in between;
-    every way the output equals plain greedy decoding."""
+    """Lookup alone on a long copy, the model alone with no match, both in between.
+
+    Every way, the output equals plain greedy decoding.
+    """
     model = checked(smollm.model, smollm.tokenizer, gemma.tokenizer)
     engine = Engine(gemma.model, gemma.tokenizer)
     cascade = CascadeDrafter(LookupDrafter(), model, engine.table)

@@ -147,3 +147,28 @@ def test_pipeline_measures_costs_with_a_cross_tokenizer_drafter(gemma, smollm):
     pipe.attach_drafter_model(smollm)
     costs = pipe.costs
     assert costs.drafter_ratio > 0 and set(costs.verify) == {1, 2, 3, 5, 9}
+
+
+def test_cascade_is_priced_against_lookup_and_model(tiny_gemma):
+    """A short match that the model extends well wins over either alone; a long match is the
+    lookup's own, so no cascade is offered there."""
+    from decoder.drafting.cascade import CascadeDrafter
+    from decoder.drafting.drafter import ModelDrafter
+
+    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    lookup = LookupDrafter()
+    model = ModelDrafter(tiny_gemma.model, len(engine.table))
+    drafters = {
+        "lookup": lookup,
+        "model": model,
+        "cascade": CascadeDrafter(lookup, model, engine.table),
+    }
+    policy = AutoPolicy(drafters, COSTS, classify(LIST))
+    for _ in range(20):  # measured: the cascade's drafts go through, the others' fail early
+        policy._estimate(("cascade", 1)).update(6, 6)
+        policy._estimate(("model", 0)).update(6, 0)
+        policy._estimate(("lookup", 1)).update(2, 0)
+    short = policy.choose(Context([5, 6, 7, 8, 9, 5], LIST, b""), RunStats())
+    assert short.drafter is drafters["cascade"] and "cascade" in short.reason
+    long = policy.choose(Context([5, 6, 7, 8, 9, 5, 6, 7, 8], LIST, b""), RunStats())
+    assert long.drafter is not drafters["cascade"]

@@ -85,16 +85,18 @@ def test_anchored_holds_back_a_word_that_may_grow(vocabs):
 
 def oracle(
     target: Vocab, drafter: Vocab, text: str, k: int = 6, cycles: int = 25
-) -> tuple[int, int]:
-    """(accepted, covered) over cycles where the drafter proposes the true continuation.
+) -> tuple[int, int, int, int]:
+    """(accepted, covered, accepted, proposed) over cycles where the drafter proposes the true
+    continuation.
 
     Each cycle the draft is the next k drafter tokens of the true text; the target tokens it
     fully covers are those ending by its last run of whitespace: the draft shows their word is
-    over (inside an unfinished word or run, how the target splits it is not decided yet).
+    over (inside an unfinished word or run, how the target splits it is not decided yet). The
+    last two count every proposed token, those inside the unfinished word included.
     """
     truth = target.encode_prompt(text)
     ends = list(accumulate(len(target.table[i]) for i in truth))
-    pos, accepted, covered = max(2, len(truth) // 5), 0, 0
+    pos, accepted, covered, all_accepted, proposed = max(2, len(truth) // 5), 0, 0, 0, 0
     for _ in range(cycles):
         if pos >= len(truth) - 1:
             break
@@ -108,11 +110,13 @@ def oracle(
         cover = sum(1 for e in ends[pos:] if e - base <= closed)
         out = anchored(target, truth[:pos], draft, 16)
         n = next(
-            (i for i, (a, b) in enumerate(zip(out, truth[pos:])) if a != b), min(len(out), cover)
+            (i for i, (a, b) in enumerate(zip(out, truth[pos:])) if a != b),
+            min(len(out), len(truth) - pos),
         )
         accepted, covered = accepted + min(n, cover), covered + cover
+        all_accepted, proposed = all_accepted + n, proposed + len(out)
         pos += n + 1  # the target adds its own token after the accepted ones
-    return accepted, covered
+    return accepted, covered, all_accepted, proposed
 
 
 @pytest.mark.parametrize(
@@ -120,9 +124,12 @@ def oracle(
 )
 def test_oracle_drafts_are_accepted(vocabs, pair):
     target, drafter = vocabs[pair[0]], vocabs[pair[1]]
-    accepted = covered = 0
+    totals = [0, 0, 0, 0]
     for text in POLISH[::4]:
-        a, c = oracle(target, drafter, text)
-        accepted, covered = accepted + a, covered + c
+        totals = [t + x for t, x in zip(totals, oracle(target, drafter, text), strict=True)]
+    accepted, covered, all_accepted, proposed = totals
     assert covered > 500
     assert accepted / covered >= 0.99, (accepted, covered)
+    # Only the unstable tail is held back: the rest of an unfinished word goes to the target
+    # too, and is right nearly always.
+    assert proposed > covered and all_accepted / proposed >= 0.98, (all_accepted, proposed)
