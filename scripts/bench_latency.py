@@ -12,6 +12,7 @@ KV cache before each request, so every request prefills the whole prompt.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -30,7 +31,7 @@ from tqdm import tqdm  # noqa: E402
 from decoder.config import load_settings  # noqa: E402
 from lsp_server.completion import build_prompt, unit_end  # noqa: E402
 from lsp_server.settings import ServerOptions  # noqa: E402
-from lsp_server.worker import Engine, Ticket  # noqa: E402
+from lsp_server.worker import Ticket, Worker  # noqa: E402
 
 
 def polish_document(tokenizer, tokens: int) -> tuple[str, str, list[str]]:
@@ -57,7 +58,7 @@ def polish_document(tokenizer, tokens: int) -> tuple[str, str, list[str]]:
 
 
 def run(
-    engine: Engine,
+    engine: Worker,
     before: str,
     words: list[str],
     options: ServerOptions,
@@ -103,8 +104,8 @@ def main() -> int:
     ap.add_argument("--config", help="settings TOML (default: the embedded models)")
     args = ap.parse_args()
 
-    engine = Engine()
-    engine.load(load_settings(args.config))
+    engine = Worker()
+    asyncio.run(engine.load(load_settings(args.config), ServerOptions.load_timeout_s))
     if engine.state != "ready":
         print(f"cannot load the model: {engine.error}", file=sys.stderr)
         return 2
