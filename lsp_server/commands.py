@@ -1,5 +1,7 @@
-"""`workspace/executeCommand`: continue the document, toggle speculation per file, show stats,
-reload the models, count an accepted suggestion.
+"""`workspace/executeCommand`: the server's commands.
+
+Continue the document, toggle speculation per file, show stats, reload the models, count an
+accepted suggestion.
 
 Arguments come positionally or as one object with named (camelCase or snake_case) fields and
 are structured into typed classes; a wrong shape is a one-line invalid-params error.

@@ -44,8 +44,9 @@ def prompt_window(before: str, max_chars: int) -> str:
 
 
 def build_prompt(before: str, max_chars: int) -> Prompt:
-    """The prompt for a cursor after `before`; trailing spaces go (tokenizers glue a space to
-    the next word, so a prompt ending in a space reads as an odd token).
+    """The prompt for a cursor after `before`, without trailing spaces.
+
+    Tokenizers glue a space to the next word, so a prompt ending in a space reads as an odd token.
     """
     window = prompt_window(before, max_chars)
     stripped = window.rstrip(" \t")
@@ -65,7 +66,7 @@ def align(generated: str, prompt: Prompt) -> str | None:
 
 
 def _is_sentence_end(text: str, end: int) -> bool:
-    """Whether the punctuation just before `end` ends a sentence (not an abbreviation or ordinal)."""
+    """Whether the punctuation before `end` ends a sentence (not an abbreviation or ordinal)."""
     head = text[:end].rstrip("\"'”»)")
     if not head.endswith("."):
         return True
@@ -85,8 +86,10 @@ def unit_end(text: str) -> int | None:
 
 
 def cut(text: str, *, finished: bool) -> str:
-    """The part of `text` worth showing: up to the end of its first sentence or line; if it has
-    none, up to the last clause end or whole word (all of it when the model `finished`).
+    """The part of `text` worth showing.
+
+    Up to the end of its first sentence or line; if it has none, up to the last clause end or
+    whole word (all of it when the model `finished`).
     """
     end = unit_end(text)
     if end is not None:

@@ -1,4 +1,4 @@
-"""Document text as the server sees it: the open documents, LSP positions, magic comments.
+r"""Document text as the server sees it: the open documents, LSP positions, magic comments.
 
 LSP positions count UTF-16 code units by default (UTF-8 bytes when negotiated), while Python
 strings count code points; every conversion goes through here so that a Polish letter, an emoji
@@ -107,8 +107,9 @@ def check_text(text: str) -> None:
 
 
 def magic_mode(text: str) -> str | None:
-    """The speculation mode a magic comment asks for (`<!-- bielik: speculation=off -->`,
-    `% bielik: speculation=on`, `# bielik: speculation=auto`), or None; the first one wins.
+    """The speculation mode a magic comment asks for, or None; the first one wins.
+
+    `<!-- bielik: speculation=off -->`, `% bielik: speculation=on`, `# bielik: speculation=auto`.
     """
     m = _MAGIC.search(text)
     return m.group(1).lower() if m else None
@@ -142,8 +143,10 @@ class Documents:
     def change(
         self, params: types.DidChangeTextDocumentParams, encoding: str = "utf-16"
     ) -> Document | None:
-        """Apply a didChange in order; PositionError if a range does not exist (the document is
-        then closed: its text is no longer known).
+        """Apply a didChange's changes in order.
+
+        PositionError if a range does not exist; the document is then closed (its text is no
+        longer known).
         """
         doc = self._open.get(params.text_document.uri)
         if doc is None:
@@ -171,8 +174,11 @@ def apply_change(
 
 
 def _edit_offset(text: str, position: types.Position, encoding: str) -> int:
-    """offset_at for an edit's range, which may also end at the start of the line after the
-    last one (some clients send that for a range covering the final line break)."""
+    """offset_at for an edit's range.
+
+    A range may also end at the start of the line after the last one (some clients send that
+    for a range covering the final line break).
+    """
     if position.character == 0 and position.line == len(line_starts(text)):
         return len(text)
     return offset_at(text, position.line, position.character, encoding)

@@ -23,8 +23,10 @@ class RequestFailed(JsonRpcException):
 
 @contextlib.contextmanager
 def engine_work(ticket: Ticket) -> Iterator[None]:
-    """Around awaiting engine work for a request: `$/cancelRequest` stops the engine between
-    cycles (pygls answers -32800), and a decoder's refusal becomes a one-line RequestFailed.
+    """Around awaiting engine work for a request.
+
+    `$/cancelRequest` stops the engine between cycles (pygls answers -32800), and a decoder's
+    refusal becomes a one-line RequestFailed.
     """
     try:
         yield

@@ -1,5 +1,7 @@
-"""`textDocument/inlineCompletion`: debounce, cache, supersession, one engine run, cutting, and
-the suggestion prepared ahead (as if the one shown were accepted).
+"""`textDocument/inlineCompletion`: one suggestion at the cursor.
+
+Debounce, cache, supersession, one engine run, cutting, and the suggestion prepared ahead (as if
+the one shown were accepted).
 
 A request only reaches the model if no newer request or edit for its document arrived during
 the debounce; a result that became stale meanwhile is dropped rather than shown. Failures never
@@ -196,8 +198,9 @@ def cancel_prepared(ls: BielikServer, uri: str) -> None:
 async def _await_prepared(
     ls: BielikServer, uri: str, before: str, after: str, arrived: float
 ) -> str | None:
-    """The prepared suggestion if this request is at the text it was prepared for (waiting for
-    it within the time budget); any other request cancels the preparation.
+    """The prepared suggestion if this request is at the text it was prepared for.
+
+    Waits for it within the time budget; any other request cancels the preparation.
     """
     prepared = ls.prepared.get(uri)
     if prepared is None:

@@ -1,5 +1,7 @@
-"""The language server's state and the services its handlers share: documents, positions,
-speculation per file, status and messages, progress, configuration and model loading.
+"""The language server's state and the services its handlers share.
+
+Documents, positions, speculation per file, status and messages, progress, configuration and
+model loading.
 
 Handlers (server.py) stay thin; inline.py and commands.py hold the work and import this module,
 never the module that registers them.
@@ -181,8 +183,9 @@ class BielikServer(LanguageServer):
         return True  # during a load, the load loop applies the newest settings when it ends
 
     def load_models(self) -> asyncio.Task:
-        """Load the models for the current settings unless a load is running; that load goes on
-        to the newest settings when it ends, so no change is ever dropped.
+        """Load the models for the current settings unless a load is running.
+
+        A running load goes on to the newest settings when it ends, so no change is dropped.
         """
         if self.loads is None or self.loads.done():
             self.loads = asyncio.ensure_future(self._load_loop())
@@ -209,8 +212,9 @@ class BielikServer(LanguageServer):
 
 
 def _use_settings(worker: Worker, settings: Settings) -> None:
-    """On the engine thread: settings that need no reload (a translation mode rebuilds the
-    cross-tokenizer drafter, which is cheap).
+    """On the engine thread: apply settings that need no reload.
+
+    A new translation mode rebuilds the cross-tokenizer drafter, which is cheap.
     """
     pipe = worker.pipe
     if pipe is None:

@@ -92,7 +92,7 @@ class Config:
                 server[name] = value
             else:
                 raise ConfigError(f"unknown setting {key!r}")
-        # null means "back to the default" (Settings.updated itself ignores None: CLI flags not given).
+        # null means "back to the default" (Settings.updated ignores None: CLI flags not given).
         engine_defaults = {f.name: f.default for f in fields(Settings)}
         server = {k: getattr(ServerOptions, k) if v is None else v for k, v in server.items()}
         try:

@@ -22,9 +22,10 @@ from decoder.stats import RunStats
 
 
 class Ticket:
-    """One piece of work; it should stop once cancelled, past its deadline (counted from the
-    request's arrival), `decode_s` after its first token, or (`yields_to`) as soon as an inline
-    request waits for the engine thread.
+    """One piece of work, and when it should stop.
+
+    Once cancelled, past its deadline (counted from the request's arrival), `decode_s` after its
+    first token, or (`yields_to`) as soon as an inline request waits for the engine thread.
     """
 
     def __init__(
@@ -98,8 +99,11 @@ class Generated:
 
 
 class EngineThread:
-    """One daemon thread running submitted calls in order. A daemon, unlike the threads of a
-    ThreadPoolExecutor, so a hung model load never keeps the server process from exiting."""
+    """One daemon thread running submitted calls in order.
+
+    A daemon, unlike the threads of a ThreadPoolExecutor, so a hung model load never keeps the
+    server process from exiting.
+    """
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
@@ -143,8 +147,10 @@ class Worker:
         self._thread = EngineThread()
 
     async def call(self, fn: Callable, *args, urgent: bool = False):
-        """Run `fn(*args)` on the engine thread and await it; `urgent` work makes background
-        work (continueDocument, prepared suggestions) step aside between cycles.
+        """Run `fn(*args)` on the engine thread and await it.
+
+        `urgent` work makes background work (continueDocument, prepared suggestions) step aside
+        between cycles.
         """
         self.urgent += urgent
         try:
@@ -188,8 +194,10 @@ class Worker:
         enough: Callable[[str], bool] = lambda text: False,
         on_text: Callable[[str, RunStats], None] | None = None,
     ) -> Generated:
-        """Continue `prompt`; runs on the engine thread. Stops at `enough(text)`, the ticket,
-        the token budget or end of text. `key` (a document URI) picks its prefix cache.
+        """Continue `prompt`; runs on the engine thread.
+
+        Stops at `enough(text)`, the ticket, the token budget or end of text. `key` (a document
+        URI) picks its prefix cache.
         """
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"

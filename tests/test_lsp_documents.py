@@ -1,4 +1,4 @@
-"""Document state follows LSP exactly: random incremental edits against a model of the editor.
+r"""Document state follows LSP exactly: random incremental edits against a model of the editor.
 
 The editor model keeps its text as code units of the negotiated encoding (UTF-16 as VS Code,
 UTF-8 bytes) and breaks lines only at \\n, \\r\\n and \\r, as the LSP specification says; the

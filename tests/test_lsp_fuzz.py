@@ -1,6 +1,8 @@
-"""Fuzzing the real server over stdio: random request shapes, out-of-range and mid-surrogate
-positions, huge, binary and empty documents, storms of changes and cancels. The server never
-dies, every request gets an answer or a clear error, and its memory stays bounded.
+"""Fuzzing the real server over stdio.
+
+Random request shapes, out-of-range and mid-surrogate positions, huge, binary and empty
+documents, storms of changes and cancels: the server never dies, every request gets an answer
+or a clear error, and its memory stays bounded.
 
 Bounded in count and time: one server process, a fixed number of examples, a per-request wait.
 """

@@ -1,7 +1,9 @@
-"""Loading never depends on the client: real LSP clients over stdio (pytest-lsp) that refuse the
-work-done progress request, never answer it, or do not advertise progress all reach `ready` and
-get a suggestion; a load that fails or hangs ends in `error` and a config change or
-`bielik.reload` recovers; a change made during a load is applied after it.
+"""Loading never depends on the client.
+
+Real LSP clients over stdio (pytest-lsp) that refuse the work-done progress request, never
+answer it, or do not advertise progress all reach `ready` and get a suggestion; a load that
+fails or hangs ends in `error` and a config change or `bielik.reload` recovers; a change made
+during a load is applied after it.
 
 The target is the embedded SmolLM2-135M with the lookup drafter (the fastest real model to load).
 """
@@ -134,8 +136,10 @@ async def test_failed_load_ends_in_error_and_reload_or_config_recovers(tmp_path)
 
 @contextlib.asynccontextmanager
 async def silent_hub():
-    """A local "Hugging Face hub" that accepts connections and never answers: a real hang of a
-    model download (the hub's own timeouts are longer than the load timeout used here).
+    """A local "Hugging Face hub" that accepts connections and never answers.
+
+    A real hang of a model download (the hub's own timeouts are longer than the load timeout
+    used here).
     """
     held: list[asyncio.StreamWriter] = []
 

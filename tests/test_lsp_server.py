@@ -376,8 +376,10 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: Lang
 
 
 async def test_form_feed_keeps_edits_on_their_lsp_line(client: LanguageClient):
-    """LSP lines end at \\n, \\r\\n, \\r only: an edit after a form feed lands where the editor
-    made it, so continueDocument appends exactly at the end of the editor's document."""
+    r"""LSP lines end at \n, \r\n, \r only: an edit after a form feed stays where it was made.
+
+    So continueDocument appends exactly at the end of the editor's document.
+    """
     text = "Art. 1.\fArt. 2. Ustawa wchodzi w życie.\nArt. 3. Przepisy"
     uri = client.editor.open(text)
     client.editor.type(uri, " końcowe")  # on LSP line 1, the line after the form feed's line

@@ -13,6 +13,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.progress import Progress
 
 from decoder.config import ConfigError, Settings
+from lsp_server import compat
+from lsp_server.commands import ContinueArgs, ToggleArgs, parse
 from lsp_server.completion import (
     Prompt,
     SuggestionCache,
@@ -34,11 +36,9 @@ from lsp_server.documents import (
     position_at,
     split_at,
 )
-from lsp_server import compat
-from lsp_server.commands import ContinueArgs, ToggleArgs, parse
 from lsp_server.settings import Config, ServerOptions, camel, snake
-from lsp_server.worker import Ticket
 from lsp_server.speculation import drafter_for
+from lsp_server.worker import Ticket
 
 
 def test_utf16_columns_count_surrogate_pairs():
