@@ -80,6 +80,14 @@ class Pipeline:
             )
         return self._costs
 
+    def select(self, key: str | None) -> None:
+        """Make the prefix caches of `key` (a document) current."""
+        self.engine.runner.select(key)
+
+    def reset(self) -> None:
+        """Forget the target's cached prompts (benchmarks measure requests without them)."""
+        self.engine.runner.reset()
+
     def describe(self) -> dict:
         """Backends, builds, threads and models of the target and the drafter model."""
         out = {"target": self.engine.runner.describe()}

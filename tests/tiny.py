@@ -7,7 +7,7 @@ sliding-window layers, Llama) and real vocabularies; exactness does not depend o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import mlx.core as mx
 from mlx_lm.models import gemma3_text, llama
@@ -83,6 +83,6 @@ def perturbed(tiny: Tiny, arch: str, scale: float, seed: int) -> Tiny:
     return twin
 
 
-@lru_cache(maxsize=None)
+@cache
 def embedded(name: str) -> Model:
     return load_model(f"embedded:{name}", dtype="float32", progress=False)

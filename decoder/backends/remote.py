@@ -219,6 +219,12 @@ class RemoteEngine:
             build=str(props.get("build_info", "")),
         )
 
+    def select(self, key: str | None) -> None:
+        """Nothing to select: the server keeps its own prompt cache (llama-server's cache_prompt)."""
+
+    def reset(self) -> None:
+        """Nothing to forget on this side; the server's cache is its own."""
+
     def describe(self) -> dict:
         """Where the model runs, for `doctor` and statistics (never the API key)."""
         info = self.info

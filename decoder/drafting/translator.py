@@ -171,7 +171,8 @@ def stable(vocab: Vocab, left: bytes, ids: list[int]) -> list[int]:
 def restart(vocab: Vocab, data: bytes) -> list[list[int]] | None:
     """`data` tokenized as the continuation of a token that ends mid-word: with no space
     prepended (SentencePiece's dummy prefix would make "a" into "▁a"), so after a newline,
-    which never merges with what follows it."""
+    which never merges with what follows it.
+    """
     return split(vocab, [b"", data]) or split(vocab, [b"\n", data])
 
 
