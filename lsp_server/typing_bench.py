@@ -445,6 +445,7 @@ class Run:
     started: str
     server: list[str]
     load_seconds: float = 0.0
+    load_average: list[float] = field(default_factory=list)  # 1-minute, at start and at end
     settings: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
@@ -467,6 +468,7 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
         machine=machine(),
         started=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         server=server_argv,
+        load_average=[_load_average()],
     )
     editor = Editor()
     memory = Memory()
@@ -500,11 +502,17 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     for label in LABELS:
         record.summary[label] = summarise([p for p in pauses if p.label == label], typed[label])
     record.summary["all"] = summarise(pauses, sum(typed.values()))
+    record.load_average.append(_load_average())
     record.counts = asdict(editor.counts)
     record.memory = {"peak_mb": round(memory.peak_mb, 1), "series": memory.series}
     record.messages = editor.messages
     record.pauses = [asdict(p) for p in pauses]
     return record
+
+
+def _load_average() -> float:
+    """The 1-minute load average (a busy machine slows every answer); -1 where unknown."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else -1.0
 
 
 def _server_env() -> dict:
@@ -542,7 +550,9 @@ def report(record: Run) -> str:
         f"it (stdio), {model}; models ready {record.load_seconds:.1f} s after start. A typist "
         f"types {cfg['chars']} characters of each excerpt at {cfg['cps']:g} characters/s, one "
         f"`didChange` and one `inlineCompletion` per keystroke, the previous request cancelled, "
-        f"and waits at each word end for a suggestion (at most {cfg['max_wait_s']:g} s).",
+        f"and waits at each word end for a suggestion (at most {cfg['max_wait_s']:g} s). Load "
+        f"average (1 min) {record.load_average[0]:g} at start, {record.load_average[-1]:g} at "
+        f"end.",
         "",
         "| text | pauses | with a suggestion | pause → suggestion p50 | p95 | typed exactly as "
         "suggested |",
