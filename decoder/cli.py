@@ -58,7 +58,9 @@ def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool
             "drafter": settings.drafter,
             "k": settings.k,
             "drafter_model": settings.drafter_model if settings.drafter == "model" else None,
+            "backend": settings.target_backend,
         },
+        "backends": pipe.describe(),
         "blas": loaded_blas(),
     }
     if as_json:
@@ -83,15 +85,22 @@ def format_stats(s: dict) -> str:
 
 
 def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
-    """Print the platform, BLAS, device and models; exit 1 if something makes us slow or broken."""
-    import mlx.core as mx
+    """Print the platform, backends, BLAS, device and models.
 
+    Exit 1 if something makes us slow or broken.
+    """
     problems = []
     blas = loaded_blas()
     print(f"platform   {platform.platform()} / Python {platform.python_version()}")
-    print(f"mlx        {mx.__version__}; device {mx.default_device()}")
+    print(
+        f"backend    {settings.target_backend} (setting: {settings.backend}); "
+        f"drafter on {settings.drafter_model_backend}"
+    )
+    print(f"mlx        {_mlx_line()}")
+    print(f"llama.cpp  {_llamacpp_line(settings)}")
     print(f"blas       {blas}")
-    if blas.startswith("reference"):
+    uses_mlx = "mlx" in (settings.target_backend, settings.drafter_model_backend)
+    if uses_mlx and blas.startswith("reference"):
         hint = (
             "OpenBLAS is installed but was not preloaded"
             if find_openblas()
@@ -107,11 +116,37 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
         for role, m in (("target", pipe.target), ("drafter", pipe.drafter_model)):
             if m is not None:
                 print(f"{role:<10} loaded from {m.source}: {m.path}")
+        for role, info in pipe.describe().items():
+            shown = ", ".join(f"{k} {v}" for k, v in info.items() if v not in (None, ""))
+            print(f"{role:<10} {shown}")
         print(f"drafters   {', '.join(sorted(pipe.drafters))}")
         print(f"costs      {pipe.costs.describe()}")
     for p in problems:
         print(f"WARNING    {p}")
     return 1 if problems else 0
+
+
+def _mlx_line() -> str:
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return "not installed"
+    return f"{mx.__version__}; device {mx.default_device()}"
+
+
+def _llamacpp_line(settings: Settings) -> str:
+    try:
+        from decoder.backends.llamacpp import gpu_offload, physical_cores
+        from decoder.compat.llama_cpp import build
+    except ImportError:
+        return "not installed (./install.sh builds llama-cpp-python)"
+    import llama_cpp
+
+    threads = settings.threads or physical_cores()
+    return (
+        f"llama-cpp-python {llama_cpp.__version__}; build {build()}; threads {threads}; "
+        f"GPU offload {'yes' if gpu_offload() else 'no'}"
+    )
 
 
 def run_bench(settings: Settings, args) -> int:

@@ -7,15 +7,18 @@ then overridden by command-line flags or LSP initializationOptions.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import tomllib
 
 DRAFTERS = ("auto", "none", "lookup", "model")
+BACKENDS = ("auto", "mlx", "llamacpp")
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
-# The real deployment on a Mac, and the models that install from PyPI on any machine.
+# The real deployment (MLX on a Mac; GGUF on llama.cpp elsewhere), and the models that install
+# from PyPI on any machine (GGUFs: MLX converts them once, llama.cpp loads them as shipped).
 PRESETS: dict[str, dict[str, str]] = {
     "embedded": {"target": "embedded:gemma-3-270m", "drafter_model": "embedded:smollm2-135m"},
     "bielik": {
@@ -23,6 +26,26 @@ PRESETS: dict[str, dict[str, str]] = {
         "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
     },
 }
+QWEN_GGUF = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf"
+LLAMACPP_PRESETS: dict[str, dict[str, str]] = {
+    "bielik": {
+        "target": "speakleash/Bielik-11B-v3.0-Instruct-GGUF:Bielik-11B-v3.0-Instruct.Q4_K_M.gguf",
+        "drafter_model": QWEN_GGUF,
+    },
+    "bielik-v2.3": {
+        "target": "speakleash/Bielik-11B-v2.3-Instruct-GGUF:Bielik-11B-v2.3-Instruct.Q4_K_M.gguf",
+        "drafter_model": QWEN_GGUF,
+    },
+}
+
+
+def resolve_backend(name: str) -> str:
+    """`auto`: MLX on macOS (Metal, unified memory), llama.cpp on Linux and Windows."""
+    if name not in BACKENDS:
+        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
+    if name != "auto":
+        return name
+    return "mlx" if sys.platform == "darwin" else "llamacpp"
 
 
 class ConfigError(ValueError):
@@ -43,6 +66,11 @@ class Settings:
     seed: int | None = None
     dtype: str | None = None  # cast loaded weights, e.g. "float32"; None keeps the file's
     translation: str = "anchored"  # how a drafter with another tokenizer's drafts reach the target
+    backend: str = "auto"  # auto (llama.cpp on Linux/Windows, MLX on macOS) | mlx | llamacpp
+    drafter_backend: str | None = None  # the drafter model's backend; None: same as `backend`
+    threads: int | None = None  # llama.cpp CPU threads; None: physical cores
+    gpu_layers: int | None = None  # llama.cpp layers offloaded; None: all if the build has a GPU
+    prefix_cache_mb: float = 512  # per-document prompt caches kept across keystrokes (LRU)
 
     def __post_init__(self) -> None:
         if self.drafter not in DRAFTERS:
@@ -57,15 +85,38 @@ class Settings:
             raise ConfigError(f"max_tokens must be positive, not {self.max_tokens}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ConfigError("temperature must be >= 0 and top_p in (0, 1]")
+        resolve_backend(self.backend)
+        if self.drafter_backend is not None:
+            resolve_backend(self.drafter_backend)
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError(f"threads must be positive, not {self.threads}")
+        if self.prefix_cache_mb < 0:
+            raise ConfigError(f"prefix_cache_mb must be >= 0, not {self.prefix_cache_mb}")
 
-    def updated(self, values: dict) -> "Settings":
+    @property
+    def target_backend(self) -> str:
+        """The backend the target runs on (`auto` resolved for this platform)."""
+        return resolve_backend(self.backend)
+
+    @property
+    def drafter_model_backend(self) -> str:
+        return resolve_backend(self.drafter_backend or self.backend)
+
+    def updated(self, values: dict) -> Settings:
         """A copy with `values` applied; a `preset` key expands first, None values are ignored."""
         values = {k.replace("-", "_"): v for k, v in values.items() if v is not None}
         preset = values.pop("preset", None)
         if preset is not None:
-            if preset not in PRESETS:
-                raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
-            values = {**PRESETS[preset], **values}
+            backend = resolve_backend(values.get("backend", self.backend))
+            table = LLAMACPP_PRESETS if backend == "llamacpp" else PRESETS
+            fallback = PRESETS if backend == "llamacpp" else {}
+            chosen = table.get(preset, fallback.get(preset))
+            if chosen is None:
+                known = sorted({*table, *fallback})
+                raise ConfigError(
+                    f"unknown preset {preset!r} on {backend}; known: {', '.join(known)}"
+                )
+            values = {**chosen, **values}
         known = {f.name: f.type for f in fields(self)}
         unknown = sorted(set(values) - set(known))
         if unknown:

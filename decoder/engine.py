@@ -6,15 +6,16 @@ equality "speculative output == plain greedy output" is a property of one loop, 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
-from decoder.backends.mlx import ModelRunner
-from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, timed
+from decoder.backends.base import Backend, Stopped
+from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, as_backend, timed
 from decoder.sampling import GREEDY, Keys, Sampling, choose
 from decoder.stats import Clock, Cycle, RunStats
 from decoder.verifier import accept
-from decoder.vocab import TextStream, token_bytes
+from decoder.vocab import TextStream
 
 
 class PromptTooLong(ValueError):
@@ -57,16 +58,24 @@ class Chunk:
 
 
 class Engine:
-    """The target model, its token-to-bytes table and its prefix-keyed cache."""
+    """The target: a Backend (its prefix-keyed cache, token-to-bytes table, EOS ids)."""
 
-    def __init__(self, model, tokenizer):
-        self.model = model
-        self.tokenizer = tokenizer
-        self.runner = ModelRunner(model)
-        self.table = token_bytes(tokenizer)
-        self.eos = frozenset(tokenizer.eos_token_ids)
-        args = getattr(model, "args", None)
-        self.context_length = getattr(args, "max_position_embeddings", None) or 32768
+    def __init__(self, backend: Backend, tokenizer=None):
+        """`Engine(backend)`; `Engine(mlx_model, tokenizer)` wraps the model in the MLX backend."""
+        if tokenizer is not None and not isinstance(backend, Backend):
+            from decoder.backends.mlx import MLXBackend
+
+            backend = MLXBackend(backend, tokenizer)
+        self.runner = as_backend(backend)
+        self.tokenizer = self.runner.tokenizer
+        self.table = self.runner.table
+        self.eos = self.runner.eos_ids
+        self.context_length = self.runner.context_length
+
+    @property
+    def model(self):
+        """The backend's model object (an mlx-lm module, or llama.cpp's model handle)."""
+        return getattr(self.runner, "model", None)
 
     def encode(self, text: str) -> list[int]:
         """The prompt as the target sees it: its own BOS (if it uses one) and its tokens."""
@@ -89,8 +98,13 @@ class Engine:
             )
         stats, keys, clock = RunStats(prompt_tokens=len(prompt_ids)), Keys(sampling.seed), Clock()
         stream = TextStream(self.table)
-        logits = self.runner.sync(prompt_ids)
-        y = choose(logits[None], sampling, keys.next()).item()
+        try:
+            logits = self.runner.sync(prompt_ids, should_stop)
+        except Stopped:
+            stats.stop_reason = "cancelled"
+            yield Chunk([], "", stats, done=True)
+            return
+        y = int(choose(logits[None], sampling, keys.next())[0])
         stats.prefilled_tokens, stats.prefill_seconds = self.runner.prefilled, clock.lap()
         ids, generated = [*prompt_ids, y], bytearray(self.table[y])
         stats.generated_tokens = 1

@@ -6,9 +6,10 @@ means the same thing everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
+from decoder.backends.base import Backend
 from decoder.backends.models import Model, load_model
 from decoder.config import ConfigError, Settings
 from decoder.drafting.cross import CrossDrafter
@@ -30,34 +31,37 @@ class Pipeline:
     _costs: Costs | None = None
 
     @classmethod
-    def load(cls, settings: Settings, *, progress: bool = True) -> "Pipeline":
+    def load(cls, settings: Settings, *, progress: bool = True) -> Pipeline:
         """Load the target, and the drafter model for the `model` and `auto` drafters.
 
         `auto` treats the drafter model as optional: if it cannot serve this target, the policy
         simply never gets to choose it.
         """
-        target = load_model(settings.target, dtype=settings.dtype, progress=progress)
-        pipe = cls(settings, target, Engine(target.model, target.tokenizer))
+        target = _load(settings, settings.target, settings.target_backend, progress)
+        pipe = cls(settings, target, Engine(backend_of(target, settings)))
         pipe.drafters["lookup"] = LookupDrafter()
         if settings.drafter in ("model", "auto"):
-            drafter = load_model(settings.drafter_model, dtype=settings.dtype, progress=progress)
+            drafter = _load(
+                settings, settings.drafter_model, settings.drafter_model_backend, progress
+            )
             try:
                 pipe.attach_drafter_model(drafter)
             except ConfigError:
                 if settings.drafter == "model":
                     raise
+        if settings.drafter == "auto":
+            pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
         return pipe
 
     def attach_drafter_model(self, drafter: Model) -> None:
         """Use `drafter` as the model drafter; drafts cross tokenizers when the vocabularies differ."""
         self.drafter_model = drafter
+        runner = backend_of(drafter, self.settings)
         if token_bytes(drafter.tokenizer) == token_bytes(self.target.tokenizer):
-            self.drafters["model"] = ModelDrafter(
-                drafter.model, len(token_bytes(self.target.tokenizer))
-            )
+            self.drafters["model"] = ModelDrafter(runner, len(token_bytes(self.target.tokenizer)))
         else:
             self.drafters["model"] = CrossDrafter(
-                drafter.model, drafter.tokenizer, self.target.tokenizer, self.settings.translation
+                runner, drafter.tokenizer, self.target.tokenizer, self.settings.translation
             )
 
     @property
@@ -71,6 +75,36 @@ class Pipeline:
                 self.engine.runner, self.engine.encode(text), runner, drafter_ids
             )
         return self._costs
+
+    def describe(self) -> dict:
+        """Backends, builds, threads and models of the target and the drafter model."""
+        out = {"target": self.engine.runner.describe()}
+        runner = getattr(self.drafters.get("model"), "runner", None)
+        if runner is not None:
+            out["drafter"] = runner.describe()
+        return out
+
+
+def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
+    return load_model(
+        spec,
+        dtype=settings.dtype,
+        progress=progress,
+        backend=backend,
+        threads=settings.threads,
+        gpu_layers=settings.gpu_layers,
+        prefix_cache_mb=settings.prefix_cache_mb,
+    )
+
+
+def backend_of(model: Model, settings: Settings | None = None) -> Backend:
+    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
+    if model.backend != "mlx":
+        return model.model
+    from decoder.backends.mlx import MLXBackend
+
+    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
+    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))
 
     def policy(
         self,

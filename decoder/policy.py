@@ -15,12 +15,10 @@ Confident prose speculates only while the model is copying earlier text (a long 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-import mlx.core as mx
-
-from decoder.backends.mlx import ModelRunner
+from decoder.backends.base import Backend
 from decoder.drafting.drafter import Context, Drafter
 from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import Choice
@@ -64,20 +62,20 @@ class Costs:
         return f"step {self.step_seconds * 1000:.0f} ms; {parts}; drafter {self.drafter_ratio:.2f}x"
 
 
-def _time_pass(runner: ModelRunner, n: int, reps: int) -> float:
+def _time_pass(runner: Backend, n: int, reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
         start = time.perf_counter()
-        mx.eval(runner.forward([runner.ids[-1]] * n))
+        runner.forward([runner.ids[-1]] * n)
         best = min(best, time.perf_counter() - start)
         runner.rewind(n)
     return best
 
 
 def measure_costs(
-    target: ModelRunner,
+    target: Backend,
     ids: list[int],
-    drafter: ModelRunner | None = None,
+    drafter: Backend | None = None,
     drafter_ids: list[int] | None = None,
     reps: int = 2,
 ) -> Costs:

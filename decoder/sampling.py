@@ -1,16 +1,16 @@
 """Greedy and temperature/top-p choice of tokens, with the distributions verification needs.
 
-mlx-lm's samplers return only a token; lossless speculative sampling also needs the
-probabilities behind it, so we build the same distribution mlx-lm's `make_sampler` samples
-from (top-p on the log-probabilities, then temperature) and sample from it ourselves.
+Samplers of inference libraries return only a token; lossless speculative sampling also needs
+the probabilities behind it, so we build the distribution mlx-lm's `make_sampler` samples from
+(top-p on the log-probabilities, then temperature) on numpy and sample from it ourselves. Numpy
+keeps the decoding core free of any inference library: every backend hands back numpy logits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import mlx.core as mx
-from mlx_lm.sample_utils import apply_top_p
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -31,34 +31,52 @@ class Sampling:
 GREEDY = Sampling()
 
 
-def probabilities(logits: mx.array, sampling: Sampling) -> mx.array:
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+def apply_top_p(logprobs: np.ndarray, top_p: float) -> np.ndarray:
+    """mlx-lm's top-p: drop the least likely tokens whose mass stays below 1 - top_p."""
+    ordered = np.sort(logprobs, axis=-1)
+    probs = np.exp(ordered)
+    above = np.cumsum(probs[..., ::-1], axis=-1)[..., ::-1] - probs  # mass strictly above
+    total = above[..., :1] + probs[..., :1]
+    dropped = (above >= top_p * total).sum(axis=-1, keepdims=True)
+    threshold = np.take_along_axis(ordered, np.minimum(dropped, ordered.shape[-1] - 1), axis=-1)
+    return np.where(logprobs < threshold, -np.inf, logprobs)
+
+
+def probabilities(logits, sampling: Sampling) -> np.ndarray:
     """Row-wise distribution that `sampling` draws from (rows: positions)."""
-    logprobs = logits.astype(mx.float32)
-    logprobs = logprobs - mx.logsumexp(logprobs, axis=-1, keepdims=True)
+    logprobs = _log_softmax(np.asarray(logits, dtype=np.float32))
     if sampling.top_p < 1:
         logprobs = apply_top_p(logprobs, sampling.top_p)
-    return mx.softmax(logprobs / sampling.temperature, axis=-1)
+    return np.exp(_log_softmax(logprobs / sampling.temperature))
 
 
-def choose(logits: mx.array, sampling: Sampling, key: mx.array | None = None) -> mx.array:
+def choose(logits, sampling: Sampling, key: np.random.Generator | None = None) -> np.ndarray:
     """One token per row: the argmax, or a draw from `probabilities`."""
     if sampling.greedy:
-        return mx.argmax(logits, axis=-1)
+        return np.argmax(np.asarray(logits), axis=-1)
     return draw(probabilities(logits, sampling), key)
 
 
-def draw(probs: mx.array, key: mx.array | None) -> mx.array:
-    return mx.random.categorical(mx.log(probs), axis=-1, key=key)
+def draw(probs: np.ndarray, key: np.random.Generator | None) -> np.ndarray:
+    """One index per row of `probs` (rows sum to 1), by inverse CDF."""
+    rng = key if key is not None else np.random.default_rng()
+    cdf = np.cumsum(np.asarray(probs, dtype=np.float64), axis=-1)
+    u = rng.random(cdf.shape[:-1] + (1,)) * cdf[..., -1:]
+    return np.minimum((cdf <= u).sum(axis=-1), cdf.shape[-1] - 1)
 
 
 class Keys:
-    """A reproducible stream of PRNG keys (one per draw) from the run's seed."""
+    """A reproducible stream of random generators (one per draw) from the run's seed."""
 
     def __init__(self, seed: int | None):
-        self._key = mx.random.key(seed) if seed is not None else None
+        self._seq = np.random.SeedSequence(seed) if seed is not None else None
 
-    def next(self) -> mx.array | None:
-        if self._key is None:
+    def next(self) -> np.random.Generator | None:
+        if self._seq is None:
             return None
-        self._key, sub = mx.random.split(self._key)
-        return sub
+        return np.random.default_rng(self._seq.spawn(1)[0])

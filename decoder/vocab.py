@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import codecs
 import json
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 from transformers.convert_slow_tokenizer import bytes_to_unicode
 
@@ -55,14 +55,21 @@ def _spm_bytes(piece: str) -> bytes:
 
 
 def token_bytes(tokenizer) -> tuple[bytes, ...]:
-    """Bytes spelled by every token id; special and control tokens spell nothing."""
-    return _table(_hf(tokenizer))
+    """Bytes spelled by every token id; special and control tokens spell nothing.
+
+    A tokenizer that knows its own table (llama.cpp's, read from the GGUF) gives it directly.
+    """
+    hf = _hf(tokenizer)
+    own = getattr(hf, "token_table", None)
+    return own if own is not None else _table(hf)
 
 
 def special_ids(tokenizer) -> frozenset[int]:
     """Ids that must never reach the user as text (BOS, EOS, pad, control tokens)."""
-    table = token_bytes(tokenizer)
     hf = _hf(tokenizer)
+    if getattr(hf, "special_ids", None) is not None:
+        return hf.special_ids
+    table = token_bytes(tokenizer)
     return frozenset(i for i in range(len(hf)) if not table[i]) | frozenset(hf.all_special_ids)
 
 

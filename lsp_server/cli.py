@@ -20,6 +20,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--drafter-model", help="drafter model (same forms as --target)")
     p.add_argument("--dtype", help="cast weights, e.g. float32")
+    p.add_argument(
+        "--backend",
+        choices=["auto", "mlx", "llamacpp"],
+        help="inference engine (default auto: llamacpp on Linux/Windows, mlx on macOS)",
+    )
+    p.add_argument("--drafter-backend", choices=["auto", "mlx", "llamacpp"])
+    p.add_argument("--threads", type=int, help="llama.cpp CPU threads (default: physical cores)")
+    p.add_argument(
+        "--gpu-layers", type=int, help="llama.cpp layers on the GPU (default: all if it has one)"
+    )
+    p.add_argument("--prefix-cache-mb", type=float, help="per-document prompt caches (MB)")
     sub = p.add_subparsers(dest="command")
     serve = sub.add_parser("serve", help="speak LSP over stdio (the default)")
     serve.add_argument(
@@ -115,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
             "target",
             "drafter_model",
             "dtype",
+            "backend",
+            "drafter_backend",
+            "threads",
+            "gpu_layers",
+            "prefix_cache_mb",
             "max_tokens",
             "drafter",
             "k",

@@ -1,15 +1,106 @@
-"""The one place pygls internals are used. Checked against pygls 2.1.1.
+"""The pygls internals the server relies on, all in one place. Checked against pygls 2.1.x.
 
-`JsonRPCClient.start_io` starts the server subprocess but keeps its handle private; a benchmark
-client needs it for the server's pid (memory sampling) and stderr (which pygls pipes and never
-reads: a chatty server would block on a full pipe).
+pygls leaves gaps a demanding client hits, filled here by overriding its protocol's private
+methods: a request whose params do not parse gets an error answer (pygls drops it and the client
+waits forever); `$/cancelRequest` for a running command also cancels the command's task (pygls
+answers -32800 but lets it run on); open documents are kept by the server's own store (pygls's
+store splits lines where LSP does not). `PRIVATE_NAMES` lists what must exist; a test checks it.
+
+On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
+private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
+and never reads it: a chatty server would block on a full pipe).
 """
 
 from __future__ import annotations
 
 import asyncio
 
+from lsprotocol import types
 from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+CHECKED = "2.1"
+PRIVATE_NAMES = {
+    LanguageServerProtocol: (
+        "_send_response",
+        "_handle_cancel_notification",
+        "structure_message",
+        "handle_message",
+        "lsp_text_document__did_open",
+        "lsp_text_document__did_change",
+        "lsp_text_document__did_close",
+    ),
+}
+
+
+class _Answered:
+    """Stands in for a request that failed to parse and was already answered with an error."""
+
+    jsonrpc = None
+
+
+class Protocol(LanguageServerProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.command_tasks: dict = {}  # request id -> task of a running command
+
+    def _handle_cancel_notification(self, msg_id):
+        task = self.command_tasks.pop(msg_id, None)
+        if task is not None:
+            task.cancel()
+        super()._handle_cancel_notification(msg_id)
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as e:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise
+            cause = e.__cause__ or e
+            error = JsonRpcInvalidParams(
+                f"invalid params for {data['method']}: {str(cause).splitlines()[0]}"
+            )
+            self._send_response(data["id"], error=error.to_response_error())
+            return _Answered()
+
+    def handle_message(self, message):
+        if not isinstance(message, _Answered):
+            super().handle_message(message)
+
+    def _user(self, method: str, params):
+        if (handler := self.fm.features.get(method)) is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
+def track_command(ls: LanguageServer) -> object:
+    """Register the running command's task so `$/cancelRequest` cancels it; returns its id."""
+    request_id = ls.protocol.msg_id
+    ls.protocol.command_tasks[request_id] = asyncio.current_task()
+    return request_id
+
+
+def untrack_command(ls: LanguageServer, request_id: object) -> None:
+    ls.protocol.command_tasks.pop(request_id, None)
+
+
+def progress_cancelled(ls: LanguageServer, token: str) -> asyncio.Future | None:
+    """The future pygls cancels when the client cancels work-done progress `token`."""
+    return ls.work_done_progress.tokens.get(token)
 
 
 def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process:

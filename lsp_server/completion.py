@@ -45,7 +45,8 @@ def prompt_window(before: str, max_chars: int) -> str:
 
 def build_prompt(before: str, max_chars: int) -> Prompt:
     """The prompt for a cursor after `before`; trailing spaces go (tokenizers glue a space to
-    the next word, so a prompt ending in a space reads as an odd token)."""
+    the next word, so a prompt ending in a space reads as an odd token).
+    """
     window = prompt_window(before, max_chars)
     stripped = window.rstrip(" \t")
     return Prompt(stripped, dropped_space=len(stripped) < len(window) and bool(stripped))
@@ -85,7 +86,8 @@ def unit_end(text: str) -> int | None:
 
 def cut(text: str, *, finished: bool) -> str:
     """The part of `text` worth showing: up to the end of its first sentence or line; if it has
-    none, up to the last clause end or whole word (all of it when the model `finished`)."""
+    none, up to the last clause end or whole word (all of it when the model `finished`).
+    """
     end = unit_end(text)
     if end is not None:
         return text[:end].rstrip()

@@ -1,13 +1,17 @@
-"""Document text as the server sees it: LSP positions, the text around the cursor, magic comments.
+"""Document text as the server sees it: the open documents, LSP positions, magic comments.
 
-LSP positions count UTF-16 code units by default, while Python strings count code points; every
-conversion goes through here so that a Polish letter, an emoji or a CRLF never shifts a cursor.
+LSP positions count UTF-16 code units by default (UTF-8 bytes when negotiated), while Python
+strings count code points; every conversion goes through here so that a Polish letter, an emoji
+or a CRLF never shifts a cursor. LSP lines end at \n, \r\n and \r only, so the documents are
+kept here rather than in pygls's store (which also splits at \f, \v, U+2028 and the like).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from lsprotocol import types
 
 # LSP lines end at \n, \r\n or \r only (not at the other breaks str.splitlines knows).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -104,6 +108,71 @@ def check_text(text: str) -> None:
 
 def magic_mode(text: str) -> str | None:
     """The speculation mode a magic comment asks for (`<!-- bielik: speculation=off -->`,
-    `% bielik: speculation=on`, `# bielik: speculation=auto`), or None; the first one wins."""
+    `% bielik: speculation=on`, `# bielik: speculation=auto`), or None; the first one wins.
+    """
     m = _MAGIC.search(text)
     return m.group(1).lower() if m else None
+
+
+@dataclass
+class Document:
+    uri: str
+    language_id: str
+    version: int
+    source: str
+
+
+class Documents:
+    """The open documents, edited exactly as the client edits them."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, Document] = {}
+
+    def get(self, uri: str) -> Document | None:
+        return self._open.get(uri)
+
+    def open(self, item: types.TextDocumentItem) -> Document:
+        doc = Document(item.uri, item.language_id, item.version, item.text)
+        self._open[item.uri] = doc
+        return doc
+
+    def close(self, uri: str) -> None:
+        self._open.pop(uri, None)
+
+    def change(
+        self, params: types.DidChangeTextDocumentParams, encoding: str = "utf-16"
+    ) -> Document | None:
+        """Apply a didChange in order; PositionError if a range does not exist (the document is
+        then closed: its text is no longer known).
+        """
+        doc = self._open.get(params.text_document.uri)
+        if doc is None:
+            return None
+        try:
+            for change in params.content_changes:
+                doc.source = apply_change(doc.source, change, encoding)
+        except PositionError:
+            self.close(doc.uri)
+            raise
+        doc.version = params.text_document.version
+        return doc
+
+
+def apply_change(
+    text: str, change: types.TextDocumentContentChangeEvent, encoding: str = "utf-16"
+) -> str:
+    """`text` after one content change (whole-text or ranged)."""
+    if isinstance(change, types.TextDocumentContentChangeWholeDocument):
+        return change.text
+    start, end = (_edit_offset(text, p, encoding) for p in (change.range.start, change.range.end))
+    if end < start:
+        raise PositionError(f"range ends before it starts: {change.range}")
+    return text[:start] + change.text + text[end:]
+
+
+def _edit_offset(text: str, position: types.Position, encoding: str) -> int:
+    """offset_at for an edit's range, which may also end at the start of the line after the
+    last one (some clients send that for a range covering the final line break)."""
+    if position.character == 0 and position.line == len(line_starts(text)):
+        return len(text)
+    return offset_at(text, position.line, position.character, encoding)

@@ -1,33 +1,60 @@
-"""`textDocument/inlineCompletion`: debounce, cache, supersession, one engine run, cutting.
+"""`textDocument/inlineCompletion`: debounce, cache, supersession, one engine run, cutting, and
+the suggestion prepared ahead (as if the one shown were accepted).
 
 A request only reaches the model if no newer request or edit for its document arrived during
-the debounce; a result that became stale meanwhile is dropped rather than shown.
+the debounce; a result that became stale meanwhile is dropped rather than shown. Failures never
+answer with an error (a client may pop one up per keystroke): the request gets no suggestion and
+the cause goes to the status, and once to a message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
-from decoder.config import ConfigError
-from decoder.engine import PromptTooLong
+from .completion import Prompt, align, avoid_repeat, build_prompt, cut, unit_end
+from .errors import engine_work
+from .language_server import BielikServer
+from .worker import Generated, Ticket
 
-from .completion import align, avoid_repeat, build_prompt, cut, unit_end
-from .errors import RequestFailed
-from .worker import Ticket
-
-if TYPE_CHECKING:
-    from .server import BielikServer
-
+ACCEPTED = "bielik.accepted"  # the command each item carries; editors run it on accept
 NOTHING = types.InlineCompletionList(items=[])
 _DELIVERED_MAX = 256
+_ids = itertools.count(1)
+
+
+@dataclass
+class Prepared:
+    """A suggestion being computed for the text the document will have once one is accepted."""
+
+    before: str
+    after: str
+    ticket: Ticket
+    task: asyncio.Future
 
 
 async def complete(
-    ls: "BielikServer", params: types.InlineCompletionParams
+    ls: BielikServer, params: types.InlineCompletionParams, arrived: float
+) -> types.InlineCompletionList:
+    """A suggestion, or none; never an error answer (except for `$/cancelRequest`)."""
+    uri = params.text_document.uri
+    try:
+        return await _complete(ls, params, arrived)
+    except JsonRpcException as e:
+        ls.stats.session.failed += 1
+        known = ls.documents.get(uri) is not None
+        ls.report_once(uri if known else None, str(e).strip().splitlines()[0])
+        return NOTHING
+
+
+async def _complete(
+    ls: BielikServer, params: types.InlineCompletionParams, arrived: float
 ) -> types.InlineCompletionList:
     uri = params.text_document.uri
     doc = ls.document(uri)
@@ -37,42 +64,39 @@ async def complete(
     offset = ls.offset(doc, params.position)
     before, after = doc.source[:offset], doc.source[offset:]
     ls.stats.count(uri, "requests")
+    paused = arrived - ls.last_request > options.pause_ms / 1000
+    ls.last_request = arrived
 
+    if (pending := await _await_prepared(ls, uri, before, after, arrived)) is not None:
+        return _deliver(ls, uri, params.position, pending)
     cached = ls.cache.get(uri, before, after)
     if cached is not None:
         ls.stats.count(uri, "cache_hits")
         return _deliver(ls, uri, params.position, cached)
-    if ls.engine.state == "loading":
-        return NOTHING  # no error popups while the user types during the first load
+    if ls.worker.state == "loading":
+        return NOTHING  # the status already says so
     ls.require_engine()
 
     prompt = build_prompt(before, options.max_prompt_chars)
     if not prompt.text.strip():
         return NOTHING
     mode, source, drafter, reason = ls.speculation(uri, doc.source)
-    ticket = Ticket(options.time_budget_ms / 1000)
+    ticket = Ticket(
+        options.time_budget_ms / 1000,
+        arrived=arrived,
+        decode_s=options.first_after_pause_ms / 1000 if paused else None,
+    )
     ls.supersession.start(uri, ticket)
     try:
-        await asyncio.sleep(options.debounce_ms / 1000)
-        if not ls.supersession.is_current(uri, ticket):
-            ls.stats.count(uri, "superseded")
-            return NOTHING
-        result = await ls.engine.call(
-            partial(
-                ls.engine.generate,
-                prompt.text,
-                max_tokens=options.inline_max_tokens,
-                drafter=drafter,
-                override=mode,
-                ticket=ticket,
-                enough=partial(_enough, prompt=prompt),
+        with engine_work(ticket):
+            await asyncio.sleep(options.debounce_ms / 1000)
+            if not ls.supersession.is_current(uri, ticket):
+                ls.stats.count(uri, "superseded")
+                return NOTHING
+            result = await ls.worker.call(
+                partial(_generate, ls, prompt, drafter, mode, ticket, options.inline_max_tokens),
+                urgent=True,
             )
-        )
-    except asyncio.CancelledError:
-        ticket.cancel()  # $/cancelRequest: stop the engine between cycles
-        raise
-    except (ConfigError, PromptTooLong) as e:
-        raise RequestFailed(str(e)) from None
     finally:
         ls.supersession.finish(uri, ticket)
 
@@ -83,37 +107,134 @@ async def complete(
     if ticket.cancelled:
         ls.stats.count(uri, "superseded")
         return NOTHING
-    text = align(result.text, prompt)
-    if text is None:
-        return NOTHING
-    suggestion = avoid_repeat(cut(text, finished=result.stop == "eos"), after)
-    if not suggestion.strip():
+    suggestion = _suggestion(result, prompt, after)
+    if not suggestion:
         return NOTHING
     ls.cache.put(uri, before, after, suggestion)
+    if options.prepare_next and result.stop != "eos":
+        prepare(ls, uri, before + suggestion, after)
     return _deliver(ls, uri, params.position, suggestion)
 
 
-def _enough(text: str, prompt) -> bool:
+def _generate(
+    ls: BielikServer, prompt: Prompt, drafter: str, mode: str, ticket: Ticket, max_tokens: int
+) -> Generated:
+    """On the engine thread: one suggestion's worth of text."""
+    return ls.worker.generate(
+        prompt.text,
+        max_tokens=max_tokens,
+        drafter=drafter,
+        override=mode,
+        ticket=ticket,
+        enough=partial(_enough, prompt=prompt),
+        on_text=lambda text, stats: ticket.decoding(),
+    )
+
+
+def _suggestion(result: Generated, prompt: Prompt, after: str) -> str:
+    """What to show from generated text: aligned to the cursor, cut at a unit, not repeating."""
+    text = align(result.text, prompt)
+    if text is None:
+        return ""
+    suggestion = avoid_repeat(cut(text, finished=result.stop == "eos"), after)
+    return suggestion if suggestion.strip() else ""
+
+
+def _enough(text: str, prompt: Prompt) -> bool:
     """Stop generating once a whole sentence or line is there (or the model glued a word)."""
     aligned = align(text, prompt)
     return aligned is None or unit_end(aligned) is not None
 
 
+def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
+    """Compute, while the user reads a suggestion, the one that follows once it is accepted.
+
+    Background work: it steps aside for any inline request, and lands in the suggestion cache.
+    """
+    cancel_prepared(ls, uri)
+    doc = ls.documents.get(uri)
+    prompt = build_prompt(before, ls.config.server.max_prompt_chars)
+    if doc is None or not prompt.text.strip():
+        return
+    mode, _, drafter, _ = ls.speculation(uri, doc.source)
+    ticket = Ticket(yields_to=lambda: ls.worker.urgent > 0)
+    max_tokens = ls.config.server.inline_max_tokens
+
+    async def run() -> str:
+        result = await ls.worker.call(
+            partial(_generate, ls, prompt, drafter, mode, ticket, max_tokens)
+        )
+        ls.stats.add_run(uri, result.stats, result.stop)
+        if ticket.should_stop():
+            return ""  # stepped aside or cancelled: a partial text is not a suggestion
+        suggestion = _suggestion(result, prompt, after)
+        if suggestion:
+            ls.cache.put(uri, before, after, suggestion)
+            ls.stats.count(uri, "prepared")
+        return suggestion
+
+    task = asyncio.ensure_future(run())
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # never "never retrieved"
+    ls.prepared[uri] = Prepared(before, after, ticket, task)
+
+
+def cancel_prepared(ls: BielikServer, uri: str) -> None:
+    old = ls.prepared.pop(uri, None)
+    if old is not None:
+        old.ticket.cancel()
+
+
+async def _await_prepared(
+    ls: BielikServer, uri: str, before: str, after: str, arrived: float
+) -> str | None:
+    """The prepared suggestion if this request is at the text it was prepared for (waiting for
+    it within the time budget); any other request cancels the preparation.
+    """
+    prepared = ls.prepared.get(uri)
+    if prepared is None:
+        return None
+    if (prepared.before, prepared.after) != (before, after):
+        if not prepared.task.done():
+            cancel_prepared(ls, uri)
+        return None
+    del ls.prepared[uri]
+    remaining = ls.config.server.time_budget_ms / 1000 - (time.monotonic() - arrived)
+    try:
+        text = await asyncio.wait_for(asyncio.shield(prepared.task), max(0.0, remaining))
+    except asyncio.TimeoutError:
+        prepared.ticket.cancel()
+        return None
+    except Exception:
+        return None
+    if not text:
+        return None
+    ls.stats.count(uri, "prepared_used")
+    return text
+
+
 def _deliver(
-    ls: "BielikServer", uri: str, position: types.Position, text: str
+    ls: BielikServer, uri: str, position: types.Position, text: str
 ) -> types.InlineCompletionList:
     ls.stats.count(uri, "suggestions")
-    ls.delivered[text] = uri
+    item_id = str(next(_ids))
+    ls.delivered[item_id] = uri
     while len(ls.delivered) > _DELIVERED_MAX:
         del ls.delivered[next(iter(ls.delivered))]
-    item = types.InlineCompletionItem(insert_text=text, range=types.Range(position, position))
+    item = types.InlineCompletionItem(
+        insert_text=text,
+        range=types.Range(position, position),
+        command=types.Command(
+            title="Bielik: suggestion accepted", command=ACCEPTED, arguments=[uri, item_id]
+        ),
+    )
     return types.InlineCompletionList(items=[item])
 
 
-def uri_of_item(ls: "BielikServer", params) -> str:
-    """The document a shown/accepted suggestion came from (the notifications carry only the item)."""
+def uri_of_item(ls: BielikServer, params: object) -> str | None:
+    """The document a shown/accepted item came from: its command's arguments name it."""
     item = getattr(params, "item", None)
-    text = getattr(item, "insertText", None)
-    if isinstance(text, str):
-        return ls.delivered.get(text, "unknown")
-    return "unknown"
+    command = getattr(item, "command", None)
+    args = getattr(command, "arguments", None)
+    if isinstance(args, (list, tuple)) and len(args) == 2 and ls.delivered.get(args[1]) == args[0]:
+        return args[0]
+    return None

@@ -14,36 +14,39 @@ from dataclasses import dataclass, fields, replace
 from decoder.config import ConfigError, Settings
 
 SECTION = "bielik"
+# Engine settings the server never reads (it has its own per-request budgets).
+_ENGINE_ONLY = frozenset({"max_tokens"})
 
 
 @dataclass(frozen=True)
 class ServerOptions:
+    """The defaults table: every server setting, named for what the user notices."""
+
     debounce_ms: int = 150  # wait this long for more typing before generating
-    time_budget_ms: int = 2500  # stop generating a suggestion after this long
+    time_budget_ms: int = 2500  # a suggestion arrives at most this long after the request
+    pause_ms: int = 1000  # no request for this long means the user paused (or moved away)
+    first_after_pause_ms: int = 250  # budget of the first suggestion after a pause (llama.vim)
+    prepare_next: bool = True  # after a suggestion, compute the next one as if it were accepted
     inline_max_tokens: int = 24  # token budget of one inline suggestion
     continue_max_tokens: int = 128  # default budget of bielik.continueDocument
     max_prompt_chars: int = 8000  # context kept before the cursor (huge documents)
+    load_timeout_s: int = 900  # a model load taking longer ends in the error state
     languages: tuple[str, ...] = ()  # languageIds to serve; empty: all
     globs: tuple[str, ...] = ()  # file path globs to serve; empty: all
     enabled: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("debounce_ms", "time_budget_ms"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
-                raise ConfigError(
-                    f"{_camel(name)} must be a non-negative integer, not {getattr(self, name)!r}"
-                )
-        for name in ("inline_max_tokens", "continue_max_tokens", "max_prompt_chars"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ConfigError(
-                    f"{_camel(name)} must be a positive integer, not {getattr(self, name)!r}"
-                )
-        for name in ("languages", "globs"):
-            value = getattr(self, name)
-            if not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{name} must be a list of strings, not {list(value)!r}")
-        if not isinstance(self.enabled, bool):
-            raise ConfigError(f"enabled must be true or false, not {self.enabled!r}")
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int":
+                low = 0 if f.name.endswith("_ms") else 1
+                if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                    kind = "non-negative" if low == 0 else "positive"
+                    raise ConfigError(f"{camel(f.name)} must be a {kind} integer, not {value!r}")
+            elif f.type == "bool" and not isinstance(value, bool):
+                raise ConfigError(f"{camel(f.name)} must be true or false, not {value!r}")
+            elif f.type.startswith("tuple") and not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{f.name} must be a list of strings, not {list(value)!r}")
 
     def serves(self, uri: str, language_id: str | None) -> bool:
         """Whether completions are wanted for this document."""
@@ -55,12 +58,17 @@ class ServerOptions:
         return not self.globs or any(fnmatch.fnmatch(path, g) for g in self.globs)
 
 
+def engine_keys() -> list[str]:
+    """The engine settings a client may set through the server."""
+    return [f.name for f in fields(Settings) if f.name not in _ENGINE_ONLY]
+
+
 @dataclass(frozen=True)
 class Config:
     engine: Settings
     server: ServerOptions
 
-    def updated(self, values: object) -> "Config":
+    def updated(self, values: object) -> Config:
         """A copy with a client's settings object applied; ConfigError names the bad key."""
         if values is None:
             return self
@@ -68,23 +76,22 @@ class Config:
             raise ConfigError(f"settings must be an object, not {type(values).__name__}")
         if isinstance(values.get(SECTION), dict):
             values = values[SECTION]
-        engine_keys = {f.name for f in fields(Settings)} | {"preset"}
-        server_keys = {f.name for f in fields(ServerOptions)}
+        engine_names = {*engine_keys(), "preset"}
+        server_names = {f.name for f in fields(ServerOptions)}
         engine, server = {}, {}
         for key, value in values.items():
-            name = _snake(key)
-            if name in engine_keys:
+            name = snake(key)
+            if name in engine_names:
+                _check_type(name, value)
                 engine[name] = value
-            elif name in server_keys:
-                server[name] = (
-                    tuple(value)
-                    if name in ("languages", "globs") and isinstance(value, list)
-                    else value
-                )
+            elif name in server_names:
+                if name in ("languages", "globs") and value is not None:
+                    if not isinstance(value, list):
+                        raise ConfigError(f"{name} must be a list of strings, not {value!r}")
+                    value = tuple(value)
+                server[name] = value
             else:
                 raise ConfigError(f"unknown setting {key!r}")
-        for name, value in engine.items():
-            _check_type(name, value)
         # null means "back to the default" (Settings.updated itself ignores None: CLI flags not given).
         engine_defaults = {f.name: f.default for f in fields(Settings)}
         server = {k: getattr(ServerOptions, k) if v is None else v for k, v in server.items()}
@@ -99,8 +106,8 @@ class Config:
 
     def describe(self) -> dict:
         """The effective configuration, camelCase, as clients write it."""
-        out = {_camel(f.name): getattr(self.engine, f.name) for f in fields(Settings)}
-        out.update({_camel(f.name): getattr(self.server, f.name) for f in fields(ServerOptions)})
+        out = {camel(name): getattr(self.engine, name) for name in engine_keys()}
+        out.update({camel(f.name): getattr(self.server, f.name) for f in fields(ServerOptions)})
         return out
 
 
@@ -114,24 +121,20 @@ def needs_reload(old: Settings, new: Settings) -> bool:
 
 def _check_type(name: str, value: object) -> None:
     """Settings is a plain dataclass: check JSON types here so "k": "4" fails clearly."""
-    expected = {
-        "k": int,
-        "max_tokens": int,
-        "seed": int,
-        "temperature": (int, float),
-        "top_p": (int, float),
-    }
+    expected = {"k": int, "seed": int, "temperature": (int, float), "top_p": (int, float)}
     want = expected.get(name, str)
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, want):
-        raise ConfigError(f"{_camel(name)} has the wrong type: {value!r}")
+        raise ConfigError(f"{camel(name)} has the wrong type: {value!r}")
 
 
-def _snake(key: str) -> str:
+def snake(key: str) -> str:
+    """`inlineMaxTokens` -> `inline_max_tokens` (snake_case and kebab-case pass through)."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
 
 
-def _camel(name: str) -> str:
+def camel(name: str) -> str:
+    """`inline_max_tokens` -> `inlineMaxTokens`."""
     head, *rest = name.split("_")
     return head + "".join(p.title() for p in rest)

@@ -1,6 +1,7 @@
 """Statistics per file and for the session, and the `bielik/status` notification's payload.
 
-Counts only; the client (or `bielik.showStats`) decides how to show them.
+Counts only, kept in this process and never sent anywhere but to the editor that asks
+(`bielik.showStats`); the client decides how to show them.
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ class Counters:
     suggestions: int = 0  # non-empty suggestions delivered
     cache_hits: int = 0  # of those, served from the suggestion cache (no model run)
     superseded: int = 0  # dropped because newer work or an edit came first
+    prepared: int = 0  # suggestions computed ahead, as if the shown one were accepted
+    prepared_used: int = 0  # of those, delivered to a later request
+    failed: int = 0  # requests answered with nothing because of an error (reported once)
     shown: int = 0  # textDocument/didShowCompletion
+    suggestions_accepted: int = 0  # the editor ran the item's bielik.accepted command
     partially_accepted: int = 0  # textDocument/didPartiallyAcceptCompletion
-    accepted_chars: int = 0
+    accepted_chars: int = 0  # characters taken by partial accepts
     generated_tokens: int = 0
     prefilled_tokens: int = 0
     prompt_tokens: int = 0

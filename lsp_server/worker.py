@@ -1,30 +1,52 @@
 """The single engine thread, the loaded pipeline, and the tickets that stop stale work.
 
 The engine is not thread-safe, so every model call (loading included) runs on one thread, in
-order. Work is stopped between decoding cycles through `Ticket.should_stop`: a newer request,
-an edit, a `$/cancelRequest` or the time budget all end up there.
+order. Work is stopped between decoding cycles (and between prefill chunks) through
+`Ticket.should_stop`: a newer request, an edit, a `$/cancelRequest`, the time budget, or for
+background work an inline request waiting for the thread all end up there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import gc
+import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from decoder.config import Settings
 from decoder.stats import RunStats
 
 
 class Ticket:
-    """One piece of work; it should stop once cancelled or past its deadline."""
+    """One piece of work; it should stop once cancelled, past its deadline (counted from the
+    request's arrival), `decode_s` after its first token, or (`yields_to`) as soon as an inline
+    request waits for the engine thread.
+    """
 
-    def __init__(self, budget_s: float | None = None):
+    def __init__(
+        self,
+        budget_s: float | None = None,
+        *,
+        arrived: float | None = None,
+        decode_s: float | None = None,
+        yields_to: Callable[[], bool] | None = None,
+    ):
         self._cancelled = threading.Event()
-        self.budget_s = budget_s
-        self.deadline: float | None = None  # set when the engine thread starts the work
+        start = time.monotonic() if arrived is None else arrived
+        self.deadline = None if budget_s is None else start + budget_s
+        self._decode_s = decode_s
+        self._yields_to = yields_to
+
+    def decoding(self) -> None:
+        """The first token is out (the prompt is prefilled): the decode budget starts now."""
+        if self._decode_s is not None:
+            end = time.monotonic() + self._decode_s
+            self.deadline = end if self.deadline is None else min(self.deadline, end)
+            self._decode_s = None
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -33,12 +55,16 @@ class Ticket:
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
 
-    def start_clock(self) -> None:
-        if self.budget_s is not None:
-            self.deadline = time.monotonic() + self.budget_s
+    @property
+    def yielding(self) -> bool:
+        return self._yields_to is not None and self._yields_to()
 
     def should_stop(self) -> bool:
-        return self.cancelled or (self.deadline is not None and time.monotonic() > self.deadline)
+        return (
+            self.cancelled
+            or self.yielding
+            or (self.deadline is not None and time.monotonic() > self.deadline)
+        )
 
 
 class Supersession:
@@ -71,29 +97,81 @@ class Generated:
     stop: str  # eos | max_tokens | context | cancelled | unit (the caller had enough)
 
 
-@dataclass
-class Engine:
-    """The pipeline behind the server and its state (loading | ready | error)."""
+class EngineThread:
+    """One daemon thread running submitted calls in order. A daemon, unlike the threads of a
+    ThreadPoolExecutor, so a hung model load never keeps the server process from exiting."""
 
-    state: str = "loading"
-    error: str = ""
-    pipe: object | None = None  # decoder.pipeline.Pipeline once loaded
-    _executor: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="bielik-engine")
-    )
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="bielik-engine", daemon=True).start()
 
-    async def call(self, fn: Callable, *args):
-        """Run `fn(*args)` on the engine thread and await it."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+    def submit(self, fn: Callable, *args) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._jobs.put((future, fn, args))
+        return future
 
-    def load(self, settings: Settings) -> None:
-        """Load (or reload) the models; runs on the engine thread. Sets state, never raises."""
-        from decoder.pipeline import Pipeline
+    def abandon(self) -> None:
+        """Stop taking work; calls still queued fail, the running one is left to itself."""
+        self._jobs.put(None)
 
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, fn, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:
+                future.set_exception(e)
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if job is not None:
+                job[0].cancel()
+
+
+class Worker:
+    """The pipeline behind the server, its state (loading | ready | error) and its thread."""
+
+    def __init__(self) -> None:
+        self.state = "loading"
+        self.error = ""
+        self.pipe = None  # decoder.pipeline.Pipeline once loaded
+        self.urgent = 0  # inline requests waiting for or using the thread
+        self._thread = EngineThread()
+
+    async def call(self, fn: Callable, *args, urgent: bool = False):
+        """Run `fn(*args)` on the engine thread and await it; `urgent` work makes background
+        work (continueDocument, prepared suggestions) step aside between cycles.
+        """
+        self.urgent += urgent
+        try:
+            return await asyncio.wrap_future(self._thread.submit(fn, *args))
+        finally:
+            self.urgent -= urgent
+
+    async def calm(self) -> None:
+        """Return once no inline request waits for the thread (background work resumes)."""
+        while self.urgent:
+            await asyncio.sleep(0.02)
+
+    async def load(self, settings: Settings, timeout_s: float) -> None:
+        """Free the old models, then load new ones; sets state and error, never raises.
+
+        A load that hangs (a stuck download, a file that never ends) ends in `error` after
+        `timeout_s`; its thread is abandoned and a fresh one serves what comes next.
+        """
         self.state, self.error = "loading", ""
         try:
-            self.pipe = Pipeline.load(settings, progress=False)
+            self.pipe = await asyncio.wait_for(self.call(_load, self, settings), timeout_s)
             self.state = "ready"
+        except asyncio.TimeoutError:
+            self._thread.abandon()
+            self._thread = EngineThread()
+            self.pipe, self.state = None, "error"
+            self.error = f"loading {settings.target} did not finish within {timeout_s:g} s"
         except Exception as e:  # ModelLoadError, ConfigError, or anything a broken model raises
             self.pipe, self.state = None, "error"
             self.error = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -110,8 +188,8 @@ class Engine:
         on_text: Callable[[str, RunStats], None] | None = None,
     ) -> Generated:
         """Continue `prompt`; runs on the engine thread. Stops at `enough(text)`, the ticket,
-        the token budget or end of text."""
-        ticket.start_clock()
+        the token budget or end of text.
+        """
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"
         if ticket.should_stop():
@@ -140,3 +218,14 @@ class Engine:
     def reset_prefix_cache(self) -> None:
         """Forget the target's cached prompt (benchmarks measure requests without it)."""
         self.pipe.engine.runner.reset()
+
+
+def _load(worker: Worker, settings: Settings):
+    """On the engine thread: drop the old pipeline (so two models never share memory), load."""
+    from decoder.pipeline import Pipeline
+
+    worker.pipe = None
+    gc.collect()
+    pipe = Pipeline.load(settings, progress=False)
+    pipe.costs  # measured now, not on the first request  # noqa: B018
+    return pipe

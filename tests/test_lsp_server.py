@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
+from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -111,7 +111,13 @@ async def client(lsp_client: LanguageClient):
                     workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
                 ),
             ),
-            initialization_options={"debounceMs": 20, "inlineMaxTokens": 12, "timeBudgetMs": 20000},
+            initialization_options={
+                "debounceMs": 20,
+                "inlineMaxTokens": 12,
+                "timeBudgetMs": 20000,
+                "firstAfterPauseMs": 20000,
+                "prepareNext": False,  # counted model runs stay those of the requests
+            },
         )
     )
     assert result.capabilities.inline_completion_provider is not None
@@ -315,49 +321,41 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: Lang
     with pytest.raises(JsonRpcException) as err:
         await malformed
     assert err.value.code == -32602
+    # Inline requests never answer with an error (a client may pop each one up): no suggestion,
+    # the cause in the status and, once, in a message.
+    shown = len(client.messages)
     unknown = types.TextDocumentIdentifier(uri="file:///never-opened.md")
-    assert (
-        await code(
-            types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            types.InlineCompletionParams(
-                text_document=unknown,
-                position=types.Position(line=0, character=0),
-                context=types.InlineCompletionContext(
-                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
-                ),
-            ),
-        )
-        == -32602
-    )
     uri = client.editor.open("Zażółć 😀 gęślą jaźń")
-    assert (
-        await code(
-            types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            types.InlineCompletionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                position=types.Position(line=5, character=0),
-                context=types.InlineCompletionContext(
-                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
-                ),
-            ),
-        )
-        == -32602
-    )
+    binary = client.editor.open("abc\x00\x01\x02def")
+    for _ in range(3):
+        for doc, pos in (
+            (unknown, types.Position(line=0, character=0)),
+            (types.TextDocumentIdentifier(uri=uri), types.Position(line=5, character=0)),
+            (types.TextDocumentIdentifier(uri=binary), types.Position(line=0, character=2)),
+        ):
+            result = await client.text_document_inline_completion_async(
+                types.InlineCompletionParams(
+                    text_document=doc,
+                    position=pos,
+                    context=types.InlineCompletionContext(
+                        trigger_kind=types.InlineCompletionTriggerKind.Invoked
+                    ),
+                )
+            )
+            assert not result.items
+    await asyncio.sleep(0.2)
+    new = [m.message for m in client.messages[shown:]]
+    assert len(new) == 3 and any("binary" in m for m in new), new
+    assert any(s.message and "binary" in s.message for s in client.editor.statuses[-9:])
     inside_pair = await inline(
         client, uri, types.Position(line=0, character=8)
     )  # between the surrogates
     assert all("\ufffd" not in i.insert_text for i in inside_pair.items)
-    binary = client.editor.open("abc\x00\x01\x02def")
+    # Commands still answer with clear errors.
     assert (
         await code(
-            types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            types.InlineCompletionParams(
-                text_document=types.TextDocumentIdentifier(uri=binary),
-                position=types.Position(line=0, character=2),
-                context=types.InlineCompletionContext(
-                    trigger_kind=types.InlineCompletionTriggerKind.Invoked
-                ),
-            ),
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="bielik.continueDocument", arguments=[binary]),
         )
         == -32803
     )
@@ -375,3 +373,73 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: Lang
     assert all(len(r.items) <= 1 for r in results)
     ok = await inline(client, uri, client.editor.end(uri))
     assert isinstance(ok, types.InlineCompletionList)
+
+
+async def test_form_feed_keeps_edits_on_their_lsp_line(client: LanguageClient):
+    """LSP lines end at \\n, \\r\\n, \\r only: an edit after a form feed lands where the editor
+    made it, so continueDocument appends exactly at the end of the editor's document."""
+    text = "Art. 1.\fArt. 2. Ustawa wchodzi w życie.\nArt. 3. Przepisy"
+    uri = client.editor.open(text)
+    client.editor.type(uri, " końcowe")  # on LSP line 1, the line after the form feed's line
+    done = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 4}]
+        )
+    )
+    assert done["stopReason"] != "edited", done
+    assert client.editor.texts[uri] == text + " końcowe" + done["text"]
+
+
+async def test_items_carry_the_accept_command_and_stats_count_what_users_take(
+    client: LanguageClient,
+):
+    uri = client.editor.open(TEXT)
+    result = await inline(client, uri, client.editor.end(uri))
+    item = result.items[0]
+    assert item.command.command == "bielik.accepted" and item.command.arguments[0] == uri
+    shown = {"item": converters.get_converter().unstructure(item)}
+    client.protocol.notify("textDocument/didShowCompletion", shown)
+    client.protocol.notify(
+        "textDocument/didPartiallyAcceptCompletion", {**shown, "acceptedLength": 3}
+    )
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=item.command.command, arguments=item.command.arguments)
+    )
+    f = (await stats(client, uri))["files"][uri]
+    assert (f["shown"], f["partially_accepted"], f["accepted_chars"]) == (1, 1, 3)
+    assert f["suggestions_accepted"] == 1
+
+
+async def test_inline_requests_go_before_a_running_continue(client: LanguageClient):
+    uri = client.editor.open(TEXT)
+    other = client.editor.open(TEXT.replace("kupcy", "kupcy i rzemieślnicy"))
+    run = asyncio.ensure_future(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 60}]
+            )
+        )
+    )
+    await asyncio.sleep(2.0)
+    quick = await inline(client, other, client.editor.end(other))
+    assert quick.items
+    done = await run
+    assert done["resumed"] >= 1, done  # it stepped aside and went on afterwards
+    assert client.editor.texts[uri] == TEXT + done["text"]
+
+
+async def test_prepared_suggestion_serves_the_text_after_an_accept(client: LanguageClient):
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prepareNext": True})
+    )
+    await asyncio.sleep(0.1)
+    uri = client.editor.open(TEXT)
+    first = (await inline(client, uri, client.editor.end(uri))).items[0].insert_text
+    await asyncio.sleep(8.0)  # the user reads; the next suggestion is prepared meanwhile
+    client.editor.type(uri, first)  # accepted
+    await inline(client, uri, client.editor.end(uri))
+    f = (await stats(client, uri))["files"][uri]
+    assert f["prepared"] >= 1 and f["prepared_used"] + f["cache_hits"] >= 1, f
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prepareNext": False})
+    )

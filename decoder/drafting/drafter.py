@@ -9,12 +9,13 @@ whose model has another tokenizer translates inside `propose` and reports that t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import mlx.core as mx
+import numpy as np
 
-from decoder.backends.mlx import ModelRunner
+from decoder.backends.base import Backend
 from decoder.sampling import Keys, Sampling, choose, probabilities
 from decoder.stats import Clock
 
@@ -31,7 +32,7 @@ class Context:
 @dataclass
 class Draft:
     ids: list[int]  # proposed target ids, to follow Context.ids
-    probs: mx.array | None = None  # (len(ids), vocab): drafter distribution, when sampling
+    probs: np.ndarray | None = None  # (len(ids), vocab): drafter distribution, when sampling
     translate_s: float = 0.0
 
 
@@ -46,33 +47,62 @@ class Drafter(Protocol):
         ...
 
 
+def as_backend(model) -> Backend:
+    """A Backend as it is, or an mlx-lm model wrapped in the MLX backend."""
+    if isinstance(model, Backend):
+        return model
+    from decoder.backends.mlx import MLXBackend
+
+    return MLXBackend(model)
+
+
+def draft_loop(
+    runner: Backend,
+    ids: list[int],
+    k: int,
+    sampling: Sampling,
+    keys: Keys,
+    width: int,
+    stop: Callable[[int], bool] = lambda token: False,
+) -> tuple[list[int], list[np.ndarray]]:
+    """Up to `k` ids a model proposes after `ids`, with their distributions when sampling.
+
+    It chooses among the first `width` logits; a token `stop` rejects ends the draft unfed.
+    """
+    logits = runner.sync(ids)
+    drafted, dists = [], []
+    for i in range(k):
+        row = logits[None, :width]
+        if not sampling.greedy:
+            dists.append(probabilities(row, sampling))
+        token = int(choose(row, sampling, keys.next())[0])
+        if stop(token):
+            break
+        drafted.append(token)
+        if i + 1 < k:
+            logits = runner.forward([token])[-1]
+    return drafted, dists[: len(drafted)]
+
+
 class ModelDrafter:
     """A smaller model that shares the target's tokenizer drafts greedily (or by sampling).
 
     Its cache is keyed by its own ids, so each cycle it rewinds only the rejected tail and
     feeds only the ids it has not seen: k forward passes per cycle for k drafted tokens.
+    `vocab_size` is the number of ids both share: padded output rows past it are never drafted.
     """
 
     name = "model"
 
     def __init__(self, model, vocab_size: int):
-        self.runner = ModelRunner(model)
+        self.runner = as_backend(model)
         self.vocab_size = vocab_size
 
     def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
         if k <= 0:
             return NO_DRAFT
-        logits = self.runner.sync(ctx.ids)
-        ids, dists = [], []
-        for i in range(k):
-            logits = logits[None, : self.vocab_size]
-            if not sampling.greedy:
-                dists.append(probabilities(logits, sampling))
-            token = choose(logits, sampling, keys.next()).item()
-            ids.append(token)
-            if i + 1 < k:
-                logits = self.runner.forward([token])[-1]
-        return Draft(ids, mx.concatenate(dists) if dists else None)
+        ids, dists = draft_loop(self.runner, ctx.ids, k, sampling, keys, self.vocab_size)
+        return Draft(ids, np.concatenate(dists) if dists else None)
 
 
 def timed(

@@ -1,0 +1,264 @@
+"""llama.cpp in-process (llama-cpp-python's low-level API) behind the Backend protocol.
+
+GGUF files load as shipped, quantized. One context, one sequence: a batch feeds ids with logits
+only where asked, a rewind removes KV positions, and the cache is keyed by the exact ids it
+holds, as on MLX. Per-document caches are sequence-state snapshots (llama_state_seq_get_data),
+kept in a bounded LRU. The tokenizer and the token-to-bytes table come from the GGUF vocabulary
+through llama.cpp itself, so text is split exactly as llama.cpp splits it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+from collections.abc import Callable
+from pathlib import Path
+
+import llama_cpp as lib
+import numpy as np
+
+from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+from decoder.compat import llama_cpp as compat
+
+DEFAULT_CONTEXT = 8192  # KV positions allocated; the model's training context caps it
+
+
+class LlamaCppError(RuntimeError):
+    """llama.cpp refused a model, a context or a batch; one line for the user."""
+
+
+def physical_cores() -> int:
+    """Physical cores: llama.cpp's decode is memory-bound, hyperthreads only add contention."""
+    try:
+        import psutil
+
+        return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    except ImportError:
+        return os.cpu_count() or 1
+
+
+def gpu_offload() -> bool:
+    """Whether this libllama build can offload layers (CUDA, Metal, Vulkan...)."""
+    return bool(lib.llama_supports_gpu_offload())
+
+
+_initialised = False
+
+
+def _init() -> None:
+    global _initialised
+    if not _initialised:
+        lib.llama_log_set(_silent, ctypes.c_void_p())
+        lib.llama_backend_init()
+        _initialised = True
+
+
+@lib.llama_log_callback
+def _silent(level, text, user_data) -> None:
+    """llama.cpp logs every load to stderr; errors surface through return codes instead."""
+
+
+class LlamaTokenizer:
+    """The GGUF's own tokenizer through llama.cpp: `encode` adds the model's BOS as llama.cpp does.
+
+    Also answers the parts of the Hugging Face interface the translator uses (call, decode,
+    special ids), so a llama.cpp drafter can draft across tokenizers.
+    """
+
+    def __init__(self, vocab):
+        self.vocab = vocab
+        n = lib.llama_vocab_n_tokens(vocab)
+        self.token_table = tuple(self._piece(i) for i in range(n))
+        eog = {i for i in range(n) if lib.llama_vocab_is_eog(vocab, i)}
+        control = {i for i in range(n) if lib.llama_vocab_is_control(vocab, i)}
+        empty = {i for i in range(n) if not self.token_table[i]}
+        self.special_ids = frozenset(eog | control | empty)
+        self.all_special_ids = sorted(self.special_ids)
+        self.eos_token_ids = frozenset(eog)
+        bos = lib.llama_vocab_bos(vocab)
+        self.bos_token_id = bos if bos >= 0 else None
+
+    def _piece(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(256)
+        n = lib.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = lib.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+        return buf.raw[:n]
+
+    def __len__(self) -> int:
+        return len(self.token_table)
+
+    def tokenize(self, text: str, *, add_special: bool) -> list[int]:
+        data = text.encode("utf-8")
+        size = len(data) + 8
+        while True:
+            buf = (lib.llama_token * size)()
+            n = lib.llama_tokenize(self.vocab, data, len(data), buf, size, add_special, False)
+            if n >= 0:
+                return list(buf[:n])
+            size = -n
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return self.tokenize(text, add_special=add_special_tokens)
+
+    def __call__(self, text: str, add_special_tokens: bool = True, **_) -> dict:
+        return {"input_ids": self.tokenize(text, add_special=add_special_tokens)}
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        data = b"".join(self.token_table[i] for i in ids)
+        return data.decode("utf-8", "replace")
+
+
+class LlamaCppBackend:
+    """One GGUF model and one context; the cache holds exactly `ids`."""
+
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        threads: int | None = None,
+        gpu_layers: int | None = None,
+        context: int = DEFAULT_CONTEXT,
+        prefix_cache_mb: float = 512,
+    ):
+        _init()
+        self.path = str(path)
+        self.threads = threads or physical_cores()
+        self.gpu_layers = (-1 if gpu_offload() else 0) if gpu_layers is None else gpu_layers
+        mparams = lib.llama_model_default_params()
+        mparams.n_gpu_layers = self.gpu_layers
+        self.model = lib.llama_model_load_from_file(self.path.encode("utf-8"), mparams)
+        if not self.model:
+            raise LlamaCppError(f"llama.cpp cannot load {self.path} (not a GGUF it supports?)")
+        self._vocab = lib.llama_model_get_vocab(self.model)
+        self.tokenizer = LlamaTokenizer(self._vocab)
+        train = lib.llama_model_n_ctx_train(self.model)
+        self.context_length = min(context, train) if train > 0 else context
+        cparams = lib.llama_context_default_params()
+        cparams.n_ctx = self.context_length
+        cparams.n_batch = cparams.n_ubatch = PREFILL_CHUNK
+        cparams.n_seq_max = 1
+        cparams.n_threads = cparams.n_threads_batch = self.threads
+        cparams.swa_full = True  # sliding-window layers keep every position, so rewinds are exact
+        cparams.no_perf = True
+        self.ctx = lib.llama_init_from_model(self.model, cparams)
+        if not self.ctx:
+            lib.llama_model_free(self.model)
+            raise LlamaCppError(f"llama.cpp cannot make a {self.context_length}-token context")
+        self.vocab_size = lib.llama_vocab_n_tokens(self._vocab)
+        self.batch = lib.llama_batch_init(PREFILL_CHUNK, 0, 1)
+        self.ids: list[int] = []
+        self.prefilled = 0
+        self.caches = PrefixCaches(prefix_cache_mb)
+
+    @property
+    def table(self) -> tuple[bytes, ...]:
+        return self.tokenizer.token_table
+
+    @property
+    def eos_ids(self) -> frozenset[int]:
+        return self.tokenizer.eos_token_ids
+
+    def _decode(self, ids: list[int], outputs: list[int]) -> None:
+        """One llama_decode of `ids` after the cache, logits at the batch rows in `outputs`."""
+        if len(self.ids) + len(ids) > self.context_length:
+            raise LlamaCppError(
+                f"{len(self.ids) + len(ids)} tokens exceed the {self.context_length}-token context"
+            )
+        b, base, want = self.batch, len(self.ids), set(outputs)
+        for i, token in enumerate(ids):
+            b.token[i], b.pos[i], b.n_seq_id[i] = token, base + i, 1
+            b.seq_id[i][0] = 0
+            b.logits[i] = i in want
+        b.n_tokens = len(ids)
+        code = lib.llama_decode(self.ctx, b)
+        if code != 0:
+            compat.seq_rm(self.ctx, 0, base, -1)
+            raise LlamaCppError(f"llama_decode failed ({code}) on {len(ids)} tokens at {base}")
+        self.ids.extend(ids)
+
+    def _logits(self, n: int) -> np.ndarray:
+        ptr = lib.llama_get_logits(self.ctx)
+        return np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size)).copy()
+
+    def forward(self, ids: list[int], rows: list[int] | None = None) -> np.ndarray:
+        """Feed `ids`; logits (len(ids), vocab), or only the rows asked for, in order."""
+        if len(ids) > PREFILL_CHUNK:
+            self.prefill_chunk(ids[:-PREFILL_CHUNK])
+            return self.forward(ids[-PREFILL_CHUNK:], rows)
+        rows = list(range(len(ids))) if rows is None else rows
+        self._decode(ids, rows)
+        return self._logits(len(rows))
+
+    def prefill_chunk(self, ids: list[int]) -> None:
+        for start in range(0, len(ids), PREFILL_CHUNK):
+            self._decode(ids[start : start + PREFILL_CHUNK], [])
+
+    def rewind(self, n: int) -> None:
+        if n <= 0:
+            return
+        if n > len(self.ids):
+            raise ValueError(f"cannot rewind {n} positions: the cache holds {len(self.ids)}")
+        if not compat.seq_rm(self.ctx, 0, len(self.ids) - n, -1):
+            raise LlamaCppError(f"llama.cpp cannot remove the last {n} positions")
+        del self.ids[-n:]
+
+    def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+        """Make the cache hold `ids`; logits after the last one. Keeps the common prefix."""
+        common = plan_sync(self.ids, ids)
+        self.rewind(len(self.ids) - common)
+        tail = ids[common:]
+        self.prefilled = len(tail)
+        return prefill(self, tail, should_stop)
+
+    def _snapshot(self) -> tuple[object, int]:
+        size = lib.llama_state_seq_get_size(self.ctx, 0)
+        if not self.ids or size == 0:
+            return None, 0
+        buf = (ctypes.c_uint8 * size)()
+        lib.llama_state_seq_get_data(self.ctx, buf, size, 0)
+        return (buf, list(self.ids)), size
+
+    def select(self, key: str | None) -> None:
+        """Make `key`'s cache current; the current one is saved (LRU, capped) for its key."""
+        changed, saved = self.caches.switch(key, self._snapshot)
+        if not changed:
+            return
+        compat.clear(self.ctx)
+        self.ids = []
+        if saved is not None:
+            buf, ids = saved
+            if lib.llama_state_seq_set_data(self.ctx, buf, len(buf), 0):
+                self.ids = ids
+            else:
+                compat.clear(self.ctx)
+
+    def reset(self) -> None:
+        compat.clear(self.ctx)
+        self.ids = []
+        self.caches.clear()
+
+    def describe(self) -> dict:
+        return {
+            "backend": self.name,
+            "build": compat.build(),
+            "device": "GPU" if self.gpu_layers and gpu_offload() else "CPU",
+            "threads": self.threads,
+            "gpu_layers": self.gpu_layers,
+            "model": self.path,
+            "context": self.context_length,
+            "llama_cpp_python": lib.__version__,
+            "platform": platform.machine(),
+        }
+
+    def __del__(self) -> None:
+        if getattr(self, "batch", None) is not None:
+            lib.llama_batch_free(self.batch)
+        if getattr(self, "ctx", None):
+            lib.llama_free(self.ctx)
+        if getattr(self, "model", None):
+            lib.llama_model_free(self.model)

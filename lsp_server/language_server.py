@@ -1,0 +1,221 @@
+"""The language server's state and the services its handlers share: documents, positions,
+speculation per file, status and messages, progress, configuration and model loading.
+
+Handlers (server.py) stay thin; inline.py and commands.py hold the work and import this module,
+never the module that registers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from importlib.metadata import PackageNotFoundError, version
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from decoder.config import ConfigError, Settings
+
+from .compat import Protocol
+from .completion import SuggestionCache
+from .documents import (
+    Document,
+    Documents,
+    NotText,
+    PositionError,
+    check_text,
+    magic_mode,
+    offset_at,
+)
+from .errors import RequestFailed
+from .settings import Config, ServerOptions, needs_reload
+from .speculation import drafter_for
+from .status import STATUS, Stats, status_payload
+from .worker import Supersession, Worker
+
+log = logging.getLogger("bielik-lsp")
+PROGRESS_CREATE_S = 5.0  # a client that never answers window/workDoneProgress/create gets none
+
+try:
+    __version__ = version("bielik-lsp")
+except PackageNotFoundError:
+    __version__ = "0.0.0"
+
+
+class BielikServer(LanguageServer):
+    def __init__(self, settings: Settings):
+        super().__init__(
+            "bielik-lsp",
+            __version__,
+            protocol_cls=Protocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.config = Config(settings, ServerOptions())
+        self.worker = Worker()
+        self.documents = Documents()
+        self.stats = Stats()
+        self.supersession = Supersession()
+        self.cache = SuggestionCache()
+        self.toggles: dict[str, str] = {}  # per-file speculation set by bielik.toggleSpeculation
+        self.changes: dict[str, asyncio.Event] = {}  # set on every edit (continueDocument waits)
+        self.pending_error: str | None = None  # a config error from initialize, shown later
+        self.reported: set[str] = set()  # causes of silent inline failures already shown once
+        self.loads: asyncio.Task | None = None  # the running load loop
+        self.last_request = float("-inf")  # arrival of the last inline request (pauses)
+        self.prepared: dict = {}  # uri -> inline.Prepared, the suggestion computed ahead
+        self.delivered: dict[str, str] = {}  # item id -> uri (bielik.accepted, didShow...)
+
+    # -- documents ---------------------------------------------------------------------------
+    def document(self, uri: str) -> Document:
+        """An open document's state; unknown documents are an error, never read from disk."""
+        doc = self.documents.get(uri)
+        if doc is None:
+            raise JsonRpcInvalidParams(
+                f"unknown document {uri}: the client has not opened it (didOpen)"
+            )
+        try:
+            check_text(doc.source)
+        except NotText as e:
+            raise RequestFailed(f"{uri}: {e}") from None
+        return doc
+
+    def offset(self, doc: Document, position: types.Position) -> int:
+        try:
+            return offset_at(doc.source, position.line, position.character, self.encoding)
+        except PositionError as e:
+            raise JsonRpcInvalidParams(f"{doc.uri}: {e}") from None
+
+    @property
+    def encoding(self) -> str:
+        """The negotiated position encoding (UTF-16 unless the client offered UTF-8 first)."""
+        try:
+            enc = self.workspace.position_encoding
+        except RuntimeError:  # not initialized yet
+            return "utf-16"
+        return getattr(enc, "value", enc) or "utf-16"
+
+    def speculation(self, uri: str, text: str) -> tuple[str, str, str, str]:
+        """(file mode, where it comes from, drafter mode, why) for a document."""
+        if uri in self.toggles:
+            mode, source = self.toggles[uri], "toggle"
+        elif (magic := magic_mode(text)) is not None:
+            mode, source = magic, "magic comment"
+        else:
+            mode, source = "auto", "default"
+        drafter, reason = drafter_for(self.config.engine, mode)
+        return mode, source, drafter, reason
+
+    def publish_speculation(self, uri: str, text: str) -> tuple[str, str, str, str]:
+        """Work out a file's speculation, record it in its stats and tell the client."""
+        spec = self.speculation(uri, text)
+        f = self.stats.file(uri)
+        f.speculation, f.source, f.drafter, f.reason = spec
+        self.send_status(uri)
+        return spec
+
+    def require_engine(self) -> None:
+        """Raise a clear error unless the models are loaded."""
+        if self.worker.state == "error":
+            raise RequestFailed(f"the model failed to load: {self.worker.error}")
+        if self.worker.state != "ready":
+            raise RequestFailed("the model is still loading; try again in a moment")
+
+    # -- status and messages -----------------------------------------------------------------
+    def send_status(self, uri: str | None = None, message: str | None = None) -> None:
+        state = self.worker.state
+        if message is None:
+            message = self.worker.error if state == "error" else f"model {state}"
+        f = self.stats.files.get(uri) if uri else None
+        self.protocol.notify(STATUS, status_payload(state, message, uri, f))
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"Bielik: {message}"))
+
+    def report_once(self, uri: str | None, message: str) -> None:
+        """A cause of silent inline failures: in the status every time, as a message once."""
+        self.send_status(uri, message)
+        if message not in self.reported:
+            self.reported.add(message)
+            self.show(message, types.MessageType.Warning)
+
+    async def start_progress(self, title: str, *, cancellable: bool) -> str | None:
+        """Begin a server-initiated work-done progress if the client supports and accepts it.
+
+        Best effort: a client that refuses (an error answer, which the spec allows) or never
+        answers gets no progress; the work goes on either way.
+        """
+        window = self.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return None
+        token = f"bielik-{uuid.uuid4()}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_CREATE_S)
+        except Exception as e:  # refused, timed out, or the connection went away
+            log.info("no work-done progress for %r: %s", title, e or type(e).__name__)
+            return None
+        self.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, cancellable=cancellable)
+        )
+        return token
+
+    def end_progress(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    # -- configuration and models ------------------------------------------------------------
+    def apply_config(self, values: object) -> bool:
+        """Apply a client's settings; on a bad value show why and keep the old config."""
+        try:
+            new = self.config.updated(values)
+        except ConfigError as e:
+            self.show(f"configuration not applied: {e}")
+            return False
+        old, self.config = self.config, new
+        self.cache.clear()
+        if needs_reload(old.engine, new.engine) or self.worker.state == "error":
+            self.load_models()
+        elif self.worker.state == "ready":
+            asyncio.ensure_future(self.worker.call(_use_settings, self.worker, new.engine))
+        return True  # during a load, the load loop applies the newest settings when it ends
+
+    def load_models(self) -> asyncio.Task:
+        """Load the models for the current settings unless a load is running; that load goes on
+        to the newest settings when it ends, so no change is ever dropped.
+        """
+        if self.loads is None or self.loads.done():
+            self.loads = asyncio.ensure_future(self._load_loop())
+        return self.loads
+
+    async def _load_loop(self) -> None:
+        self.reported.clear()
+        self.send_status()
+        progress = asyncio.ensure_future(
+            self.start_progress("Bielik: loading models", cancellable=False)
+        )
+        loaded: Settings | None = None
+        while loaded is None or needs_reload(loaded, self.config.engine):
+            loaded = self.config.engine
+            self.worker.state = "loading"
+            self.send_status()
+            await self.worker.load(loaded, self.config.server.load_timeout_s)
+        if self.worker.state == "ready" and self.config.engine != loaded:
+            await self.worker.call(_use_settings, self.worker, self.config.engine)
+        self.send_status()
+        if self.worker.state == "error":
+            self.show(f"cannot load the model: {self.worker.error}")
+        self.end_progress(await progress, "ready" if self.worker.state == "ready" else "failed")
+
+
+def _use_settings(worker: Worker, settings: Settings) -> None:
+    """On the engine thread: settings that need no reload (a translation mode rebuilds the
+    cross-tokenizer drafter, which is cheap).
+    """
+    pipe = worker.pipe
+    if pipe is None:
+        return
+    translation_changed = pipe.settings.translation != settings.translation
+    pipe.settings = settings
+    if translation_changed and pipe.drafter_model is not None and "model" in pipe.drafters:
+        pipe.attach_drafter_model(pipe.drafter_model)
