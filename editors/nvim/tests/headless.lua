@@ -271,6 +271,8 @@ local function main()
     end)
     check(report.state == 'ready', 'state ready')
     check((report.files[uri] or {}).requests >= 1, 'requests counted: ' .. vim.inspect(report.files[uri]))
+    -- <Tab> above: Neovim ran the command the server attached to the item
+    check((report.files[uri].suggestions_accepted or 0) >= 1, 'the accept was counted: ' .. vim.inspect(report.files[uri]))
     local got = report.config
     check(got.inlineMaxTokens == 12, 'server got setup{} settings')
     local want = { target = TARGET, drafterModel = 'embedded:gemma-3-270m', seed = 7, dtype = 'float32',

@@ -12,17 +12,25 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   drafterModel: null,
   drafter: 'auto',
   k: 8,
-  maxTokens: 64,
   temperature: 0,
   topP: 1,
   seed: null,
   dtype: null,
   translation: 'anchored',
+  backend: 'auto',
+  drafterBackend: null,
+  threads: null,
+  gpuLayers: null,
+  prefixCacheMb: 512,
   debounceMs: 150,
   timeBudgetMs: 2500,
+  pauseMs: 1000,
+  firstAfterPauseMs: 250,
+  prepareNext: true,
   inlineMaxTokens: 24,
   continueMaxTokens: 128,
   maxPromptChars: 8000,
+  loadTimeoutS: 900,
   languages: ['markdown', 'plaintext', 'latex'],
   globs: [],
   enabled: true,
@@ -30,7 +38,7 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
 
 /** The JSON type the server wants for a key: from its default, `string` for null defaults. */
 export type Kind = 'string' | 'number' | 'boolean' | 'strings';
-const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number' };
+const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number', threads: 'number', gpuLayers: 'number' };
 
 export function kindOf(key: string): Kind {
   const value = SERVER_SETTINGS[key];
