@@ -84,28 +84,6 @@ class Pipeline:
             out["drafter"] = runner.describe()
         return out
 
-
-def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
-    return load_model(
-        spec,
-        dtype=settings.dtype,
-        progress=progress,
-        backend=backend,
-        threads=settings.threads,
-        gpu_layers=settings.gpu_layers,
-        prefix_cache_mb=settings.prefix_cache_mb,
-    )
-
-
-def backend_of(model: Model, settings: Settings | None = None) -> Backend:
-    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
-    if model.backend != "mlx":
-        return model.model
-    from decoder.backends.mlx import MLXBackend
-
-    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
-    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))
-
     def policy(
         self,
         mode: str | None = None,
@@ -161,3 +139,25 @@ def backend_of(model: Model, settings: Settings | None = None) -> Backend:
             prompt_text=text,
             should_stop=should_stop,
         )
+
+
+def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
+    return load_model(
+        spec,
+        dtype=settings.dtype,
+        progress=progress,
+        backend=backend,
+        threads=settings.threads,
+        gpu_layers=settings.gpu_layers,
+        prefix_cache_mb=settings.prefix_cache_mb,
+    )
+
+
+def backend_of(model: Model, settings: Settings | None = None) -> Backend:
+    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
+    if model.backend != "mlx":
+        return model.model
+    from decoder.backends.mlx import MLXBackend
+
+    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
+    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))

@@ -15,7 +15,7 @@ from typing import TypeVar
 import attrs
 import cattrs
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from decoder.stats import RunStats
 
@@ -26,6 +26,7 @@ from .errors import engine_work
 from .inline import cancel_prepared
 from .language_server import BielikServer
 from .settings import camel, snake
+from .status import peak_memory_mb
 from .worker import Ticket
 
 CONTINUE = "bielik.continueDocument"
@@ -130,7 +131,12 @@ def show_stats(ls: BielikServer, args: tuple) -> dict:
     """Per-file and session statistics, plus the model state and effective configuration."""
     values = parse(StatsArgs, args)
     report = ls.stats.report(values.uri)
-    report.update(state=ls.worker.state, error=ls.worker.error, config=ls.config.describe())
+    report.update(
+        state=ls.worker.state,
+        error=ls.worker.error,
+        config=ls.config.describe(),
+        peak_memory_mb=peak_memory_mb(),
+    )
     return report
 
 
@@ -189,6 +195,7 @@ async def continue_document(ls: BielikServer, args: tuple) -> dict:
                     drafter=drafter,
                     override=mode,
                     ticket=ticket,
+                    key=uri,
                     enough=lambda text: _paragraph_end(text) is not None,
                     on_text=lambda text, _: loop.call_soon_threadsafe(arrived.put_nowait, text),
                 )
@@ -277,22 +284,27 @@ async def _insert(
     """Ask the client to insert `new_text` at code point `at` of version `version`."""
     line, character = position_at(text, at, ls.encoding)
     pos = types.Position(line=line, character=character)
-    result = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(
-            edit=types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=uri, version=version
-                        ),
-                        edits=[
-                            types.TextEdit(range=types.Range(start=pos, end=pos), new_text=new_text)
-                        ],
-                    )
-                ]
+    try:
+        result = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(
+                edit=types.WorkspaceEdit(
+                    document_changes=[
+                        types.TextDocumentEdit(
+                            text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                uri=uri, version=version
+                            ),
+                            edits=[
+                                types.TextEdit(
+                                    range=types.Range(start=pos, end=pos), new_text=new_text
+                                )
+                            ],
+                        )
+                    ]
+                )
             )
         )
-    )
+    except JsonRpcException:  # a client without workspace/applyEdit
+        return False
     return result.applied
 
 

@@ -94,7 +94,9 @@ async def _complete(
                 ls.stats.count(uri, "superseded")
                 return NOTHING
             result = await ls.worker.call(
-                partial(_generate, ls, prompt, drafter, mode, ticket, options.inline_max_tokens),
+                partial(
+                    _generate, ls, uri, prompt, drafter, mode, ticket, options.inline_max_tokens
+                ),
                 urgent=True,
             )
     finally:
@@ -117,11 +119,18 @@ async def _complete(
 
 
 def _generate(
-    ls: BielikServer, prompt: Prompt, drafter: str, mode: str, ticket: Ticket, max_tokens: int
+    ls: BielikServer,
+    uri: str,
+    prompt: Prompt,
+    drafter: str,
+    mode: str,
+    ticket: Ticket,
+    max_tokens: int,
 ) -> Generated:
-    """On the engine thread: one suggestion's worth of text."""
+    """On the engine thread: one suggestion's worth of text, from the document's prefix cache."""
     return ls.worker.generate(
         prompt.text,
+        key=uri,
         max_tokens=max_tokens,
         drafter=drafter,
         override=mode,
@@ -162,7 +171,7 @@ def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
 
     async def run() -> str:
         result = await ls.worker.call(
-            partial(_generate, ls, prompt, drafter, mode, ticket, max_tokens)
+            partial(_generate, ls, uri, prompt, drafter, mode, ticket, max_tokens)
         )
         ls.stats.add_run(uri, result.stats, result.stop)
         if ticket.should_stop():

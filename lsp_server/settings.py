@@ -111,9 +111,21 @@ class Config:
         return out
 
 
+# Settings the models are loaded with: changing one means loading them again.
+_LOADED_WITH = (
+    "target",
+    "dtype",
+    "backend",
+    "drafter_backend",
+    "threads",
+    "gpu_layers",
+    "prefix_cache_mb",
+)
+
+
 def needs_reload(old: Settings, new: Settings) -> bool:
     """Whether a settings change means loading models again (the rest applies at once)."""
-    return (old.target, old.dtype) != (new.target, new.dtype) or (
+    return any(getattr(old, n) != getattr(new, n) for n in _LOADED_WITH) or (
         new.drafter in ("model", "auto")
         and (old.drafter_model != new.drafter_model or old.drafter not in ("model", "auto"))
     )
@@ -121,7 +133,16 @@ def needs_reload(old: Settings, new: Settings) -> bool:
 
 def _check_type(name: str, value: object) -> None:
     """Settings is a plain dataclass: check JSON types here so "k": "4" fails clearly."""
-    expected = {"k": int, "seed": int, "temperature": (int, float), "top_p": (int, float)}
+    number = (int, float)
+    expected = {
+        "k": int,
+        "seed": int,
+        "threads": int,
+        "gpu_layers": int,
+        "temperature": number,
+        "top_p": number,
+        "prefix_cache_mb": number,
+    }
     want = expected.get(name, str)
     if value is None:
         return

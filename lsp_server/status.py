@@ -6,6 +6,7 @@ Counts only, kept in this process and never sent anywhere but to the editor that
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass, field
 
 from decoder.stats import RunStats
@@ -113,3 +114,13 @@ def status_payload(
             prefilledTokens=f.last_prefilled_tokens,
         )
     return out
+
+
+def peak_memory_mb() -> float | None:
+    """The server process's peak resident memory (None where the OS does not say)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)  # bytes vs KiB

@@ -184,16 +184,18 @@ class Worker:
         drafter: str,
         override: str = "auto",
         ticket: Ticket,
+        key: str | None = None,
         enough: Callable[[str], bool] = lambda text: False,
         on_text: Callable[[str, RunStats], None] | None = None,
     ) -> Generated:
         """Continue `prompt`; runs on the engine thread. Stops at `enough(text)`, the ticket,
-        the token budget or end of text.
+        the token budget or end of text. `key` (a document URI) picks its prefix cache.
         """
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"
         if ticket.should_stop():
             return Generated(text, stats, stop)
+        pipe.engine.runner.select(key)
         chunks = pipe.continue_text(
             prompt,
             max_tokens=max_tokens,
