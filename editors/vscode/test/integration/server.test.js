@@ -139,14 +139,6 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       assert.deepEqual(messages.filter((m) => m.type === 1), [], 'no error messages');
     });
 
-    await t.test('the server refuses a string where a list belongs, and keeps its settings', async () => {
-      conn.sendNotification('workspace/didChangeConfiguration', { settings: { bielik: { globs: '*.md' } } });
-      const report = await exec(proto.statsParams(doc.uri));
-      assert.deepEqual(report.config.globs, [], 'globs unchanged');
-      assert.ok(messages.some((m) => m.type === 1 && /globs must be a list of strings/.test(m.message)),
-        `an error message: ${JSON.stringify(messages)}`);
-    });
-
     await t.test('inline completion on a Polish document', async () => {
       conn.sendNotification('textDocument/didOpen', { textDocument: { uri: doc.uri, languageId: 'markdown', version: doc.version, text: doc.text } });
       const n = statuses.items.length;
