@@ -219,6 +219,8 @@ def run_typing_bench(args: argparse.Namespace, argv: list[str] | None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     cfg = QUICK if args.quick else TypingConfig()
+    if args.minutes and not args.quick:
+        cfg = replace(cfg, per_class=30)  # a storm goes through the whole corpus
     given = {
         "per_class": args.per_class,
         "chars": args.chars,

@@ -6,9 +6,9 @@ waits forever); `$/cancelRequest` for a running command also cancels the command
 answers -32800 but lets it run on); open documents are kept by the server's own store (pygls's
 store splits lines where LSP does not). `PRIVATE_NAMES` lists what must exist; a test checks it.
 
-The typing benchmark's client needs `JsonRPCClient._server`, the server subprocess that
-`start_io` keeps private: its pid (memory sampling) and stderr (pygls pipes it and never reads
-it, so a chatty server would block on a full pipe).
+On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
+private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
+and never reads it: a chatty server would block on a full pipe).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ PRIVATE_NAMES = {
         "lsp_text_document__did_change",
         "lsp_text_document__did_close",
     ),
-    JsonRPCClient: ("_server",),
 }
 
 

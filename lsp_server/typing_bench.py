@@ -9,8 +9,9 @@ steady rate and pauses at each word end until a suggestion arrives (or gives up 
 Measured: pause -> suggestion latency (p50/p95), the share of pauses that got a suggestion, the
 characters the typist then typed exactly as suggested, stale answers (a non-empty suggestion
 arriving for a document version the client has already moved past), and the server's resident
-memory (sampled). `--minutes N` types on through the corpus for N minutes (a storm of keystrokes
-and cancels) and records the memory over time.
+memory (sampled). `--minutes N` is a storm instead: the typist never pauses, every excerpt
+becomes another open document, and typing goes on through the corpus for N minutes (keystrokes
+and cancels only) while the memory is recorded over time.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class TypingConfig:
     chars: int = 160  # characters typed per excerpt
     cps: float = 8.0  # typing speed, characters per second
     max_wait_s: float = 5.0  # how long the typist waits at a pause before typing on
-    minutes: float | None = None  # storm: type on through the corpus for this long
+    minutes: float | None = None  # storm: no pauses, documents left open, for this long
     rss_every_s: float = 0.25  # memory sampling period
     ready_timeout_s: float = 600.0  # model load (the first run converts the models)
     out: Path = ROOT / "build" / "bench-typing"
@@ -134,6 +135,7 @@ class Counts:
     stale: int = 0  # a non-empty suggestion for a version the document no longer has
     while_typing: int = 0  # non-empty suggestions for the current version between pauses
     errors: int = 0  # other error answers
+    documents: int = 0  # documents opened
 
 
 @dataclass
@@ -240,6 +242,7 @@ class Editor:
 
     def open(self, uri: str, text: str) -> None:
         self.uri, self.text, self.version = uri, text, 1
+        self.counts.documents += 1
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
@@ -249,7 +252,6 @@ class Editor:
         )
 
     def close(self) -> None:
-        self.cancel()
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(self.uri))
         )
@@ -361,7 +363,10 @@ async def _drain(stream: asyncio.StreamReader, path: Path) -> None:
 async def type_script(
     editor: Editor, script: Script, cfg: TypingConfig, bar: tqdm, n: int
 ) -> list[Pause]:
-    """Type one excerpt into a fresh document; a Pause record for every word end."""
+    """Type one excerpt into a new document; a Pause record for every word end.
+
+    In a storm there are no pauses and the document stays open.
+    """
     editor.open(f"file:///bench/typing/{n:04d}-{script.id}.md", script.context)
     pauses: list[Pause] = []
     step = 1.0 / cfg.cps
@@ -370,13 +375,15 @@ async def type_script(
         await asyncio.sleep(max(0.0, due - time.perf_counter()))
         answer, _ = editor.keystroke(char)
         bar.update(1)
-        if not word_end(script.typed, i):
+        if cfg.minutes or not word_end(script.typed, i):
             answer.add_done_callback(partial_while_typing(editor))
             due += step
             continue
         pauses.append(await wait_at_pause(answer, script, i + 1, cfg.max_wait_s))
         due = time.perf_counter() + step
-    editor.close()
+    editor.cancel()
+    if not cfg.minutes:
+        editor.close()
     return pauses
 
 
@@ -445,6 +452,7 @@ class Run:
     started: str
     server: list[str]
     load_seconds: float = 0.0
+    load_average: list[float] = field(default_factory=list)  # 1-minute, at start and at end
     settings: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
@@ -467,6 +475,7 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
         machine=machine(),
         started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         server=server_argv,
+        load_average=[_load_average()],
     )
     editor = Editor()
     memory = Memory()
@@ -500,11 +509,17 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     for label in LABELS:
         record.summary[label] = summarise([p for p in pauses if p.label == label], typed[label])
     record.summary["all"] = summarise(pauses, sum(typed.values()))
+    record.load_average.append(_load_average())
     record.counts = asdict(editor.counts)
     record.memory = {"peak_mb": round(memory.peak_mb, 1), "series": memory.series}
     record.messages = editor.messages
     record.pauses = [asdict(p) for p in pauses]
     return record
+
+
+def _load_average() -> float:
+    """The 1-minute load average (a busy machine slows every answer); -1 where unknown."""
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else -1.0
 
 
 def _server_env() -> dict:
@@ -533,16 +548,21 @@ def _postfix(pauses: list[Pause], memory: Memory) -> str:
 
 def report(record: Run) -> str:
     """The Markdown section for docs/benchmarks.md."""
-    s, cfg = record.settings, record.config
+    s, cfg, c = record.settings, record.config, record.counts
     model = ", ".join(
         f"{k} `{s[k]}`" for k in ("backend", "target", "drafterModel", "drafter") if s.get(k)
     )
-    lines = [
+    head = (
         f"`{cfg['command']}` ({record.started}; {record.machine}). The server as an editor runs "
-        f"it (stdio), {model}; models ready {record.load_seconds:.1f} s after start. A typist "
-        f"types {cfg['chars']} characters of each excerpt at {cfg['cps']:g} characters/s, one "
-        f"`didChange` and one `inlineCompletion` per keystroke, the previous request cancelled, "
-        f"and waits at each word end for a suggestion (at most {cfg['max_wait_s']:g} s).",
+        f"it (stdio), {model}; models ready {record.load_seconds:.1f} s after start. "
+    )
+    if cfg.get("minutes"):
+        return head + _storm(record, cfg)
+    lines = [
+        head + f"A typist types {cfg['chars']} characters of each excerpt at {cfg['cps']:g} "
+        f"characters/s, one `didChange` and one `inlineCompletion` per keystroke, the previous "
+        f"request cancelled, and waits at each word end for a suggestion (at most "
+        f"{cfg['max_wait_s']:g} s). {_load(record)}",
         "",
         "| text | pauses | with a suggestion | pause → suggestion p50 | p95 | typed exactly as "
         "suggested |",
@@ -555,7 +575,6 @@ def report(record: Run) -> str:
             f"| {_ms(r['p95_ms'])} | {r['typed_as_suggested']} of {r['typed_chars']} characters "
             f"({r['typed_as_suggested'] / max(1, r['typed_chars']):.0%}) |"
         )
-    c = record.counts
     lines += [
         "",
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
@@ -563,14 +582,34 @@ def report(record: Run) -> str:
         f"**{c['stale']} stale** (a suggestion arriving for an outdated document version). Server "
         f"peak RSS {record.memory['peak_mb']:.0f} MB.",
     ]
-    if cfg.get("minutes"):
-        lines += ["", "Server RSS over the run:", "", "| minute | RSS |", "|---|---|"]
-        lines += [
-            f"| {t / 60:.1f} | {mb:.0f} MB |" for t, mb in _per_minute(record.memory["series"])
-        ]
     if record.messages:
         lines += ["", "Server messages: " + "; ".join(sorted(set(record.messages)))]
     return "\n".join(lines) + "\n"
+
+
+def _storm(record: Run, cfg: dict) -> str:
+    """The storm's Markdown: what was sent, and the server's memory minute by minute."""
+    c = record.counts
+    lines = [
+        f"Storm: {cfg['minutes']:g} minutes of typing at {cfg['cps']:g} characters/s with no "
+        f"pauses, one `didChange` and one `inlineCompletion` per keystroke, the previous request "
+        f"cancelled; each excerpt a new document, all left open ({c['documents']} documents, "
+        f"{c['keystrokes']} keystrokes, {c['cancelled']} requests answered as cancelled, "
+        f"{c['errors']} errors, {c['stale']} stale). {_load(record)}",
+        "",
+        "| minute | server RSS |",
+        "|---|---|",
+    ]
+    lines += [f"| {t / 60:.1f} | {mb:.0f} MB |" for t, mb in _per_minute(record.memory["series"])]
+    lines += ["", f"Peak {record.memory['peak_mb']:.0f} MB."]
+    if record.messages:
+        lines += ["", "Server messages: " + "; ".join(sorted(set(record.messages)))]
+    return "\n".join(lines) + "\n"
+
+
+def _load(record: Run) -> str:
+    start, end = record.load_average[0], record.load_average[-1]
+    return f"Load average (1 min) {start:g} at start, {end:g} at end."
 
 
 def _ms(value: float | None) -> str:

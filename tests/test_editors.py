@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from decoder.backends.models import resolve
+from decoder.backends.embedded import embedded_gguf
 from decoder.config import Settings
 from lsp_server.settings import Config, ServerOptions
 
@@ -205,7 +205,7 @@ def test_nvim_headless_against_server():
         ],
         ROOT,
         timeout=600,
-        env={"BIELIK_TEST_TARGET": str(resolve("embedded:gemma-3-270m", progress=False)[0])},
+        env={"BIELIK_TEST_TARGET": str(embedded_gguf("gemma-3-270m"))},
     )
     print(_summary(proc.stderr))
     assert "BIELIK-NVIM: all passed" in proc.stderr

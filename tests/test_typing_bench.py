@@ -62,22 +62,24 @@ def test_overlapping_suggestions_count_each_typed_character_once():
     assert s["p50_ms"] == 95.0 and s["typed_as_suggested"] == 8
 
 
-@pytest.mark.slow
-def test_tiny_typing_run_against_the_real_server(tmp_path):
-    """The CLI end to end (a few words, then a short storm); shapes and counts, no timings."""
-    out = tmp_path / "typing"
-    cmd = [sys.executable, "-m", "lsp_server.cli", "bench", "--typing", "--quick"]
-    cmd += ["--chars", "12", "--minutes", "0.3", "--out", str(out), "--quiet"]
+def _bench(out: Path, *options: str) -> dict:
+    cmd = [sys.executable, "-m", "lsp_server.cli", "bench", "--typing", "--quick", "--quiet"]
+    cmd += ["--chars", "12", "--out", str(out), *options]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.strip().endswith("typing.md")
-    record = json.loads((out / "typing.json").read_text(encoding="utf-8"))
+    return json.loads((out / "typing.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_tiny_typing_run_against_the_real_server(tmp_path):
+    """The CLI end to end, a few words per excerpt: shapes and counts, no timings."""
+    record = _bench(tmp_path)
     c = record["counts"]
-    assert c["keystrokes"] == c["requests"] > 0
+    assert c["keystrokes"] == c["requests"] == 24 and c["documents"] == 2
     assert c["cancelled"] + c["errors"] <= c["requests"] and c["errors"] == 0
-    typed = record["summary"]["all"]["typed_chars"]
-    assert typed == c["keystrokes"] and typed >= 24  # both excerpts at least once
+    assert record["summary"]["all"]["typed_chars"] == 24
     assert record["summary"]["all"]["pauses"] == len(record["pauses"]) > 0
     for p in record["pauses"]:
         assert p["outcome"] in ("suggestion", "empty", "timeout")
@@ -85,5 +87,16 @@ def test_tiny_typing_run_against_the_real_server(tmp_path):
         assert 0 <= p["matched"] <= len(p["suggestion"])
     assert record["settings"]["target"]  # the server's own echo of its configuration
     assert record["memory"]["peak_mb"] > 100 and record["memory"]["series"]
-    md = (out / "typing.md").read_text(encoding="utf-8")
-    assert "pause → suggestion p50" in md and "stale" in md and "RSS over the run" in md
+    md = (tmp_path / "typing.md").read_text(encoding="utf-8")
+    assert "pause → suggestion p50" in md and "stale" in md
+
+
+@pytest.mark.slow
+def test_tiny_storm_against_the_real_server(tmp_path):
+    """--minutes: no pauses, every excerpt a new open document, memory over time."""
+    record = _bench(tmp_path, "--minutes", "0.2")
+    c = record["counts"]
+    assert record["pauses"] == [] and c["errors"] == 0
+    assert c["keystrokes"] == c["requests"] > 24 and c["documents"] > 2  # went round again
+    assert len(record["memory"]["series"]) >= 10  # a point a second
+    assert "server RSS" in (tmp_path / "typing.md").read_text(encoding="utf-8")

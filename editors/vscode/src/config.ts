@@ -43,7 +43,7 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
 
 /** The JSON type the server wants for a key: from its default, `string` for null defaults. */
 export type Kind = 'string' | 'number' | 'boolean' | 'strings';
-const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number' };
+const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number', threads: 'number', gpuLayers: 'number' };
 
 export function kindOf(key: string): Kind {
   const value = SERVER_SETTINGS[key];

@@ -7,6 +7,8 @@ export const SERVER_COMMANDS = {
   continueDocument: 'bielik.continueDocument',
   toggleSpeculation: 'bielik.toggleSpeculation',
   showStats: 'bielik.showStats',
+  /** Each suggestion carries it; VS Code runs it when the suggestion is accepted. */
+  accepted: 'bielik.accepted',
 } as const;
 
 /** The extension's own VS Code command ids. They differ from the server's command names because

@@ -151,6 +151,13 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       assert.ok(text.trim().length > 0, 'non-empty suggestion');
       assert.ok(!text.includes('\uFFFD'), 'no U+FFFD');
       t.diagnostic(`suggestion: ${JSON.stringify(text)}`);
+      // On accept VS Code runs the item's command; vscode-languageclient registered every command
+      // the server advertises and forwards it as workspace/executeCommand, as done here.
+      const command = items[0].command;
+      assert.equal(command && command.command, proto.SERVER_COMMANDS.accepted, 'the item carries the accept command');
+      await exec({ command: command.command, arguments: command.arguments });
+      const accepted = await exec(proto.statsParams(doc.uri));
+      assert.equal(accepted.files[doc.uri].suggestions_accepted, 1, 'the server counted the accept');
       const s = await statuses.wait((x) => statuses.items.indexOf(x) >= n && x.uri === doc.uri, 10000, 'per-file status');
       assert.equal(s.speculation, 'auto');
       assert.equal(typeof s.acceptanceRate, 'number');
@@ -202,6 +209,14 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       assert.equal(report.config.inlineMaxTokens, 8);
       assert.equal(report.config.debounceMs, 150, 'an unset key went back to the default');
       assert.deepEqual(messages.filter((m) => m.type === 1), [], 'no error messages');
+    });
+
+    await t.test('the server refuses a string where a list belongs, and keeps its settings', async () => {
+      conn.sendNotification('workspace/didChangeConfiguration', { settings: { bielik: { globs: '*.md' } } });
+      const report = await exec(proto.statsParams(doc.uri));
+      assert.deepEqual(report.config.globs, [], 'globs unchanged');
+      assert.ok(messages.some((m) => m.type === 1 && /globs must be a list of strings/.test(m.message)),
+        `an error message: ${JSON.stringify(messages)}`);
     });
   } finally {
     try {
