@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -51,15 +50,17 @@ LLAMACPP_PRESETS: dict[str, dict[str, str]] = {
 
 
 def resolve_backend(name: str) -> str:
-    """`auto`: MLX on macOS (Metal, unified memory), llama.cpp on Linux and Windows.
+    """`auto`: MLX where it installs (macOS, Linux), llama.cpp elsewhere (Windows).
 
-    Where llama-cpp-python is not installed, auto falls back to MLX (doctor says so).
+    MLX comes first because its speculative output equals plain greedy output bit for bit;
+    llama.cpp's batched verification can change a near-tie (its kernels are not batch-invariant),
+    so it is chosen explicitly (`--backend llamacpp`), or where MLX does not exist.
     """
     if name not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
     if name != "auto":
         return name
-    if sys.platform == "darwin" or importlib.util.find_spec("llama_cpp") is None:
+    if importlib.util.find_spec("mlx") is not None or importlib.util.find_spec("llama_cpp") is None:
         return "mlx"
     return "llamacpp"
 
