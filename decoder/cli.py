@@ -83,8 +83,8 @@ def format_stats(s: dict) -> str:
     split = ", ".join(f"{k} {v:.2f}s" for k, v in s["time_split"].items())
     return (
         f"-- {s['generated_tokens']} tokens; decode {s['tokens_per_second']:.1f} tok/s "
-        f"({s['decode_tokens']} in {s['decode_seconds']:.2f}s); prefill {s['prompt_tokens']} tokens "
-        f"in {s['prefill_seconds']:.2f}s\n"
+        f"({s['decode_tokens']} in {s['decode_seconds']:.2f}s); "
+        f"prefill {s['prompt_tokens']} tokens in {s['prefill_seconds']:.2f}s\n"
         f"-- cycles {s['cycles']}, drafted {s['drafted']}, accepted {s['accepted']} "
         f"(acceptance {s['acceptance_rate']:.1%}, {s['accepted_per_cycle']:.2f}/cycle); {split}\n"
         f"-- policy: {'; '.join(s['reasons'])}; stopped: {s['stop_reason']}"

@@ -8,7 +8,8 @@ store splits lines where LSP does not). `PRIVATE_NAMES` lists what must exist; a
 
 On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
 private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
-and never reads it: a chatty server would block on a full pipe).
+and never reads it: a chatty server would block on a full pipe). The tests send a malformed
+request through the client protocol's private sender.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from lsprotocol import types
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 CHECKED = "2.1"
@@ -33,7 +34,10 @@ PRIVATE_NAMES = {
         "lsp_text_document__did_change",
         "lsp_text_document__did_close",
     ),
+    JsonRPCProtocol: ("_send_data",),
 }
+# Private attributes set on instances: (owner, attribute), checked on a fresh JsonRPCClient.
+PRIVATE_ATTRIBUTES = (("client", "_server"), ("client.protocol", "_request_futures"))
 
 
 class _Answered:
@@ -109,3 +113,16 @@ def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process:
     if process is None:
         raise RuntimeError("the client has not started a server process")
     return process
+
+
+def send_raw_request(client: JsonRPCClient, request_id: str, method: str, params: object):
+    """Send a request exactly as given (even params the types reject); its answer's future.
+
+    The tests need this to check that a malformed request gets an error answer.
+    """
+    future = asyncio.get_running_loop().create_future()
+    client.protocol._request_futures[request_id] = future
+    client.protocol._send_data(
+        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    )
+    return future

@@ -116,8 +116,13 @@ def own_private_names(trees: list[ast.Module]) -> set[str]:
     return {n for n in names if n.startswith("_")}
 
 
+# namedtuple's public methods carry an underscore only to stay clear of field names.
+NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
+
+
 def is_private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API
 
 
 def is_super_call(node: ast.expr) -> bool:

@@ -64,8 +64,10 @@ def test_tiny_pairs_speculative_equals_plain(request, pair, text, k, mode):
 
 
 def test_self_drafting_across_a_copy_is_accepted(tiny_gemma):
-    """The target drafting for itself through text loses little: only where the random model's
-    own tokens are not how its tokenizer would split the text (re-encoding cannot know).
+    """The target drafting for itself through text loses little.
+
+    Only where the random model's own tokens are not how its tokenizer would split the text
+    (re-encoding cannot know).
     """
     engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
     d = checked(tiny_gemma.model, tiny_gemma.tokenizer, tiny_gemma.tokenizer)

@@ -17,7 +17,10 @@ SLOW_OK = settings(
 )
 
 
-def run(engine: Engine, text: str, policy, max_tokens: int, sampling=Sampling()):
+GREEDY = Sampling()
+
+
+def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY):
     ids, pieces, stats = [], [], None
     for chunk in engine.generate(
         engine.encode(text),

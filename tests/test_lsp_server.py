@@ -1,4 +1,4 @@
-"""End-to-end: the real server process over stdio, driven by pytest-lsp, with the embedded models."""
+"""End to end: the real server process over stdio, driven by pytest-lsp, with embedded models."""
 
 from __future__ import annotations
 
@@ -13,13 +13,16 @@ from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from lsp_server.compat import send_raw_request
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
 TEXT = (
     "W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, "
     "warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej "
-    "gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.\n\n"
+    "gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą "
+    "J. Mincel i S. Wokulski.\n\n"
     "W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów"
 )
 
@@ -64,7 +67,7 @@ class Editor:
             while i < len(line) and used < p.character:
                 used += len(line[i].encode("utf-16-le")) // 2
                 i += 1
-            return sum(len(l) + 1 for l in lines[: p.line]) + i
+            return sum(len(line) + 1 for line in lines[: p.line]) + i
 
         a, b = off(rng.start), off(rng.end)
         self.texts[uri] = self.texts[uri][:a] + text + self.texts[uri][b:]
@@ -308,15 +311,11 @@ async def test_bad_requests_get_errors_and_the_server_keeps_serving(client: Lang
             await client.protocol.send_request_async(method, params)
         return err.value.code
 
-    malformed = asyncio.get_running_loop().create_future()
-    client.protocol._request_futures["malformed"] = malformed
-    client.protocol._send_data(
-        {
-            "jsonrpc": "2.0",
-            "id": "malformed",
-            "method": types.TEXT_DOCUMENT_INLINE_COMPLETION,
-            "params": {"textDocument": {"uri": "file:///x"}},
-        }
+    malformed = send_raw_request(
+        client,
+        "malformed",
+        types.TEXT_DOCUMENT_INLINE_COMPLETION,
+        {"textDocument": {"uri": "file:///x"}},
     )
     with pytest.raises(JsonRpcException) as err:
         await malformed

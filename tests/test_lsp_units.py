@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
+from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.progress import Progress
 
@@ -223,6 +224,10 @@ def test_pygls_private_names_are_where_compat_expects_them():
     for cls, names in compat.PRIVATE_NAMES.items():
         for name in names:
             assert callable(getattr(cls, name, None)), f"pygls {cls.__name__}.{name} is gone"
+    client = JsonRPCClient()
+    for owner, name in compat.PRIVATE_ATTRIBUTES:
+        holder = client.protocol if owner == "client.protocol" else client
+        assert hasattr(holder, name), f"pygls {type(holder).__name__}().{name} is gone"
     assert "tokens" in vars(Progress(None)), "pygls Progress.tokens is gone"
 
 

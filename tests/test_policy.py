@@ -150,8 +150,9 @@ def test_pipeline_measures_costs_with_a_cross_tokenizer_drafter(gemma, smollm):
 
 
 def test_cascade_is_priced_against_lookup_and_model(tiny_gemma):
-    """A short match that the model extends well wins over either alone; a long match is the
-    lookup's own, so no cascade is offered there.
+    """A short match that the model extends well wins over either alone.
+
+    A long match is the lookup's own, so no cascade is offered there.
     """
     from decoder.drafting.cascade import CascadeDrafter
     from decoder.drafting.drafter import ModelDrafter

@@ -85,8 +85,7 @@ def test_anchored_holds_back_a_word_that_may_grow(vocabs):
 def oracle(
     target: Vocab, drafter: Vocab, text: str, k: int = 6, cycles: int = 25
 ) -> tuple[int, int, int, int]:
-    """(accepted, covered, accepted, proposed) over cycles where the drafter proposes the true
-    continuation.
+    """(accepted, covered, accepted, proposed) over cycles where the drafter proposes the truth.
 
     Each cycle the draft is the next k drafter tokens of the true text; the target tokens it
     fully covers are those ending by its last run of whitespace: the draft shows their word is
@@ -109,7 +108,7 @@ def oracle(
         cover = sum(1 for e in ends[pos:] if e - base <= closed)
         out = anchored(target, truth[:pos], draft, 16)
         n = next(
-            (i for i, (a, b) in enumerate(zip(out, truth[pos:])) if a != b),
+            (i for i, (a, b) in enumerate(zip(out, truth[pos:], strict=False)) if a != b),
             min(len(out), len(truth) - pos),
         )
         accepted, covered = accepted + min(n, cover), covered + cover

@@ -220,7 +220,7 @@ class RemoteEngine:
         )
 
     def select(self, key: str | None) -> None:
-        """Nothing to select: the server keeps its own prompt cache (llama-server's cache_prompt)."""
+        """Nothing to select: the server keeps its own prompt cache (llama-server: cache_prompt)."""
 
     def reset(self) -> None:
         """Nothing to forget on this side; the server's cache is its own."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import accumulate
 
+from decoder.compat.mlx_lm import hf_tokenizer
 from decoder.config import TRANSLATIONS as MODES
-from decoder.vocab import _hf, ids_to_bytes, special_ids, token_bytes
+from decoder.vocab import ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
@@ -33,7 +34,7 @@ class Vocab:
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
-        self.hf = _hf(tokenizer)
+        self.hf = hf_tokenizer(tokenizer)
         self.table = token_bytes(tokenizer)
         self.special = special_ids(tokenizer)
         self.size = len(self.table)
@@ -109,14 +110,15 @@ def split(vocab: Vocab, parts: list[bytes]) -> list[list[int]] | None:
             return None
         cuts.append(where[offset])
     cuts.append(len(ids))
-    return [ids[a:b] for a, b in zip(cuts, cuts[1:])]
+    return [ids[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 def anchor(vocab: Vocab, ids: list[int], end: int, floor: int = 0) -> int:
-    """An index in ids[floor:end] where tokenization may restart: ANCHOR_MIN or more tokens
-    before `end`, after any special token, and no merge risk between the tokens around it.
+    """An index in ids[floor:end] where tokenization may restart.
 
-    This is a candidate; callers confirm it by encoding (`split` finds a boundary there).
+    ANCHOR_MIN or more tokens before `end`, after any special token, and no merge risk between
+    the tokens around it. This is a candidate; callers confirm it by encoding (`split` finds a
+    boundary there).
     """
     lo = max(floor, end - ANCHOR_MAX)
     for i in range(end - 1, lo, -1):
@@ -144,7 +146,7 @@ def complete_utf8(data: bytes) -> bytes:
 
 
 def may_grow(vocab: Vocab, text: bytes, last: int) -> bool:
-    """The draft's last token (ending `text`) may be part of a longer token in the true text.
+    r"""The draft's last token (ending `text`) may be part of a longer token in the true text.
 
     Whitespace joins what follows ("▁" + word, "\\n" + "\\n"); otherwise the token is kept only
     when the Polish fragment it ends is a complete word form that nothing written without a
@@ -169,9 +171,10 @@ def stable(vocab: Vocab, left: bytes, ids: list[int]) -> list[int]:
 
 
 def restart(vocab: Vocab, data: bytes) -> list[list[int]] | None:
-    """`data` tokenized as the continuation of a token that ends mid-word: with no space
-    prepended (SentencePiece's dummy prefix would make "a" into "▁a"), so after a newline,
-    which never merges with what follows it.
+    """`data` tokenized as the continuation of a token that ends mid-word.
+
+    With no space prepended (SentencePiece's dummy prefix would make "a" into "▁a"), so after a
+    newline, which never merges with what follows it.
     """
     return split(vocab, [b"", data]) or split(vocab, [b"\n", data])
 
