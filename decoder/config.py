@@ -88,7 +88,7 @@ class Settings:
     connect_timeout_s: float = 3.0
     read_timeout_s: float = 60.0  # longest silence mid-request (a long prompt on a busy server)
     tls_verify: bool = True
-    backend: str = "auto"  # auto (llama.cpp on Linux/Windows, MLX on macOS) | mlx | llamacpp
+    backend: str = "auto"  # auto (MLX on macOS and Linux, llama.cpp on Windows) | mlx | llamacpp
     drafter_backend: str | None = None  # the drafter model's backend; None: same as `backend`
     threads: int | None = None  # llama.cpp CPU threads; None: physical cores
     gpu_layers: int | None = None  # llama.cpp layers offloaded; None: all if the build has a GPU

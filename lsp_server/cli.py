@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--backend",
         choices=["auto", "mlx", "llamacpp"],
-        help="inference engine (default auto: llamacpp on Linux/Windows, mlx on macOS)",
+        help="inference engine (default auto: mlx on macOS and Linux, llamacpp on Windows)",
     )
     p.add_argument("--drafter-backend", choices=["auto", "mlx", "llamacpp"])
     p.add_argument("--threads", type=int, help="llama.cpp CPU threads (default: physical cores)")
