@@ -10,6 +10,7 @@ from pathlib import Path
 from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.remote import RemoteEngine, is_remote
 from decoder.config import TRANSLATIONS, Settings
+from decoder.engine import Chunk, collect
 
 
 def read_prompt(path: str) -> str:
@@ -43,19 +44,16 @@ def run_continue(settings: Settings, path: str, *, as_json: bool, progress: bool
 
     text = read_prompt(path)
     pipe = load(settings, progress=progress)
-    ids: list[int] = []
-    pieces: list[str] = []
-    stats = None
-    for chunk in pipe.continue_text(text):
-        ids += chunk.ids
-        pieces.append(chunk.text)
-        stats = chunk.stats
-        if not as_json:
-            sys.stdout.write(chunk.text)
-            sys.stdout.flush()
+
+    def stream(chunk: Chunk) -> None:
+        sys.stdout.write(chunk.text)
+        sys.stdout.flush()
+
+    result = collect(pipe.continue_text(text), None if as_json else stream)
+    stats = result.stats
     out = {
-        "text": "".join(pieces),
-        "token_ids": ids,
+        "text": result.text,
+        "token_ids": result.ids,
         "stats": stats.to_dict(),
         "settings": {
             "target": settings.target,

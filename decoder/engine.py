@@ -6,7 +6,7 @@ equality "speculative output == plain greedy output" is a property of one loop, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +55,27 @@ class Chunk:
     text: str  # their text, complete UTF-8 only (held-back bytes arrive with a later chunk)
     stats: RunStats  # live statistics of the whole run
     done: bool = False
+
+
+@dataclass
+class Result:
+    ids: list[int]  # every generated target id
+    text: str  # the whole generated text
+    stats: RunStats  # the final statistics
+
+
+def collect(chunks: Iterable[Chunk], on_chunk: Callable[[Chunk], None] | None = None) -> Result:
+    """Run a generation to its end (calling `on_chunk` as chunks stream in) and gather it."""
+    ids: list[int] = []
+    pieces: list[str] = []
+    stats = RunStats()
+    for chunk in chunks:
+        ids += chunk.ids
+        pieces.append(chunk.text)
+        stats = chunk.stats
+        if on_chunk is not None:
+            on_chunk(chunk)
+    return Result(ids, "".join(pieces), stats)
 
 
 class Engine:

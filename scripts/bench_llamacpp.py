@@ -20,7 +20,7 @@ from pathlib import Path
 
 from decoder.backends.embedded import embedded_gguf
 from decoder.config import Settings
-from decoder.engine import PLAIN
+from decoder.engine import PLAIN, collect
 from decoder.pipeline import Pipeline
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -30,10 +30,9 @@ PROMPT = "konstytucja.txt"
 def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
     policy = pipe.policy(text=text) if auto else PLAIN
     pipe.engine.runner.reset()
-    stats, ids = None, []
-    for chunk in pipe.continue_text(text, max_tokens=tokens, policy=policy):
-        stats, ids = chunk.stats, ids + chunk.ids
-    return {"tok_s": stats.tokens_per_second, "ids": ids, "reasons": stats.reasons}
+    result = collect(pipe.continue_text(text, max_tokens=tokens, policy=policy))
+    stats = result.stats
+    return {"tok_s": stats.tokens_per_second, "ids": result.ids, "reasons": stats.reasons}
 
 
 def peer(llm, prompt_ids: list[int], tokens: int) -> dict:

@@ -37,7 +37,7 @@ from decoder.drafting.cascade import CascadeDrafter  # noqa: E402
 from decoder.drafting.cross import CrossDrafter  # noqa: E402
 from decoder.drafting.drafter import Context  # noqa: E402
 from decoder.drafting.lookup import LookupDrafter  # noqa: E402
-from decoder.engine import PLAIN, Engine, FixedPolicy  # noqa: E402
+from decoder.engine import PLAIN, Engine, FixedPolicy, collect  # noqa: E402
 from decoder.sampling import GREEDY, Keys  # noqa: E402
 
 
@@ -79,13 +79,10 @@ def table(records: dict[str, list[dict]]) -> str:
 
 
 def run(engine: Engine, text: str, policy, max_tokens: int):
-    ids, stats = [], None
-    for chunk in engine.generate(
-        engine.encode(text), max_tokens=max_tokens, policy=policy, prompt_text=text
-    ):
-        ids += chunk.ids
-        stats = chunk.stats
-    return ids, stats
+    result = collect(
+        engine.generate(engine.encode(text), max_tokens=max_tokens, policy=policy, prompt_text=text)
+    )
+    return result.ids, result.stats
 
 
 def conditions(ks: list[int], modes: list[str], lookup: bool) -> list[tuple[str, str, int]]:

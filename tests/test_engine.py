@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from decoder.drafting.drafter import ModelDrafter
 from decoder.drafting.lookup import LookupDrafter
-from decoder.engine import Engine, FixedPolicy, PromptTooLong
+from decoder.engine import Engine, FixedPolicy, PromptTooLong, collect
 from decoder.sampling import Sampling
 from tests.texts import texts
 
@@ -21,18 +21,16 @@ GREEDY = Sampling()
 
 
 def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY):
-    ids, pieces, stats = [], [], None
-    for chunk in engine.generate(
-        engine.encode(text),
-        max_tokens=max_tokens,
-        policy=policy,
-        sampling=sampling,
-        prompt_text=text,
-    ):
-        ids += chunk.ids
-        pieces.append(chunk.text)
-        stats = chunk.stats
-    return ids, "".join(pieces), stats
+    result = collect(
+        engine.generate(
+            engine.encode(text),
+            max_tokens=max_tokens,
+            policy=policy,
+            sampling=sampling,
+            prompt_text=text,
+        )
+    )
+    return result.ids, result.text, result.stats
 
 
 def check_same(engine, text, drafter, k, max_tokens):

@@ -25,7 +25,7 @@ from decoder.bench.peers import Peer, llama_cpp_peers, mlx_lm_peer, time_peer
 from decoder.bench.report import plots, report
 from decoder.config import TRANSLATIONS, Settings
 from decoder.drafting.drafter import Context, Drafter
-from decoder.engine import PLAIN, FixedPolicy, Policy
+from decoder.engine import PLAIN, FixedPolicy, Policy, collect
 from decoder.sampling import GREEDY, Keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,14 +207,10 @@ def cost_samples(cycles: list[dict]) -> dict:
 def run_one(pipe, cond: Condition, ex: Excerpt, max_tokens: int) -> dict:
     """One generation; the record keeps the ids (to compare) and the statistics (no cycle list)."""
     warm_s = warm(cond.warm, pipe.engine.encode(ex.text), ex.text)
-    ids, stats, pieces = [], None, []
-    for chunk in pipe.continue_text(
-        ex.text, max_tokens=max_tokens, policy=policy_for(pipe, cond, ex.text)
-    ):
-        ids += chunk.ids
-        pieces.append(chunk.text)
-        stats = chunk.stats
-    full = stats.to_dict(per_cycle=True)
+    result = collect(
+        pipe.continue_text(ex.text, max_tokens=max_tokens, policy=policy_for(pipe, cond, ex.text))
+    )
+    full = result.stats.to_dict(per_cycle=True)
     cycles = full.pop("per_cycle")
     return {
         "excerpt": ex.id,
@@ -222,8 +218,8 @@ def run_one(pipe, cond: Condition, ex: Excerpt, max_tokens: int) -> dict:
         "condition": cond.name,
         "family": cond.family,
         "k": cond.k,
-        "ids": ids,
-        "text": "".join(pieces),
+        "ids": result.ids,
+        "text": result.text,
         "drafter_prefill_s": warm_s,
         **cost_samples(cycles),
         "stats": full,
