@@ -32,6 +32,7 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from tqdm import tqdm
 
+from decoder.backends.base import common_prefix
 from decoder.bench.runs import ROOT, Excerpt, load_corpus
 
 from .compat import server_process
@@ -105,12 +106,7 @@ def word_end(text: str, i: int) -> bool:
 
 def typed_as_suggested(suggestion: str, intended: str) -> int:
     """Characters of the suggestion the typist then typed exactly (the common prefix)."""
-    n = 0
-    for a, b in zip(suggestion, intended, strict=False):
-        if a != b:
-            break
-        n += 1
-    return n
+    return common_prefix(suggestion, intended)
 
 
 # ---------------------------------------------------------------- records
