@@ -10,7 +10,8 @@ from decoder.config import DRAFTERS, TRANSLATIONS
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bielik-lsp", description=__doc__)
+    # No abbreviations: `continue --drafter` must never be read as a prefix of --drafter-model.
+    p = argparse.ArgumentParser(prog="bielik-lsp", description=__doc__, allow_abbrev=False)
     p.add_argument(
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
