@@ -18,10 +18,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from decoder.backends.embedded import embedded_gguf
-from decoder.config import Settings
-from decoder.engine import PLAIN, collect
-from decoder.pipeline import Pipeline
+from decoder.backends.blas import ensure_fast_blas
+
+ensure_fast_blas()  # MLX's comparison on OpenBLAS, as bielik-lsp runs it
+
+from decoder.backends.embedded import embedded_gguf  # noqa: E402
+from decoder.config import Settings  # noqa: E402
+from decoder.engine import PLAIN, collect  # noqa: E402
+from decoder.pipeline import Pipeline  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 PROMPT = "konstytucja.txt"
