@@ -9,7 +9,7 @@ from pathlib import Path
 
 from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.remote import RemoteEngine, is_remote
-from decoder.config import TRANSLATIONS, Settings
+from decoder.config import ENGINES, TRANSLATIONS, Settings
 from decoder.engine import Chunk, collect
 
 
@@ -30,9 +30,6 @@ def read_prompt(path: str) -> str:
     if "\x00" in text:
         raise UserError(f"{path} looks binary (contains NUL bytes)")
     return text
-
-
-BENCH_BACKENDS = ("mlx", "llamacpp")
 
 
 class UserError(Exception):
@@ -201,7 +198,7 @@ def run_bench(settings: Settings, args) -> int:
         "sweep_n": args.sweep_n,
         "sweep_ks": args.sweep_ks and draft_lengths(args.sweep_ks),
         "out": args.out and Path(args.out),
-        "backends": args.bench_backends and names(args.bench_backends, BENCH_BACKENDS, "backend"),
+        "backends": args.bench_backends and names(args.bench_backends, ENGINES, "backend"),
         "translations": args.translations and names(args.translations, TRANSLATIONS, "mode"),
         "peers": args.peers,
     }

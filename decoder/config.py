@@ -15,7 +15,8 @@ from pathlib import Path
 from decoder.sampling import Sampling
 
 DRAFTERS = ("auto", "none", "lookup", "model", "cascade")
-BACKENDS = ("auto", "mlx", "llamacpp")
+ENGINES = ("mlx", "llamacpp")  # where a model runs in this process
+BACKENDS = ("auto", *ENGINES)
 TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
 
 # The real deployment (MLX on a Mac; GGUF on llama.cpp elsewhere), and the models that install

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from decoder.backends.blas import ensure_fast_blas
-from decoder.config import DRAFTERS, TRANSLATIONS
+from decoder.config import BACKENDS, DRAFTERS, TRANSLATIONS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,10 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", help="cast weights, e.g. float32")
     p.add_argument(
         "--backend",
-        choices=["auto", "mlx", "llamacpp"],
+        choices=BACKENDS,
         help="inference engine (default auto: mlx on macOS and Linux, llamacpp on Windows)",
     )
-    p.add_argument("--drafter-backend", choices=["auto", "mlx", "llamacpp"])
+    p.add_argument("--drafter-backend", choices=BACKENDS)
     p.add_argument("--threads", type=int, help="llama.cpp CPU threads (default: physical cores)")
     p.add_argument(
         "--gpu-layers", type=int, help="llama.cpp layers on the GPU (default: all if it has one)"

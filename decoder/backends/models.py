@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from decoder.backends.embedded import embedded_gguf
 from decoder.backends.files import DTYPES, ModelLoadError
 from decoder.backends.gguf import convert_gguf
+from decoder.config import ENGINES
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 EMBEDDED_PREFIX = "embedded:"
 HUB_REPO = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 HUB_GGUF = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[\w./-]+\.gguf)", re.I)
-BACKENDS = ("mlx", "llamacpp")
 
 
 @dataclass
@@ -51,7 +51,7 @@ def load_model(
             spec, threads=threads, gpu_layers=gpu_layers, prefix_cache_mb=prefix_cache_mb
         )
     if backend != "mlx":
-        raise ModelLoadError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+        raise ModelLoadError(f"unknown backend {backend!r}; use one of {', '.join(ENGINES)}")
     if HUB_GGUF.fullmatch(spec):
         raise ModelLoadError(
             f"{spec} names a GGUF on the hub: it runs on the llama.cpp backend (--backend llamacpp)"
