@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -51,19 +52,21 @@ LLAMACPP_PRESETS: dict[str, dict[str, str]] = {
 
 
 def resolve_backend(name: str) -> str:
-    """`auto`: MLX where it installs (macOS, Linux), llama.cpp elsewhere (Windows).
+    """`auto`: MLX on macOS (Metal), llama.cpp elsewhere (Linux, Windows), where installed.
 
-    MLX comes first because its speculative output equals plain greedy output bit for bit;
-    llama.cpp's batched verification can change a near-tie (its kernels are not batch-invariant),
-    so it is chosen explicitly (`--backend llamacpp`), or where MLX does not exist.
+    On a CPU llama.cpp decodes plain several times faster than MLX speculates (README). Its
+    batched verification is not bit-identical, so `auto` decodes plain there (Pipeline.policy).
     """
     if name not in BACKENDS:
         raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
     if name != "auto":
         return name
-    if importlib.util.find_spec("mlx") is not None or importlib.util.find_spec("llama_cpp") is None:
-        return "mlx"
-    return "llamacpp"
+    has = {engine: importlib.util.find_spec(module) is not None for engine, module in _MODULES}
+    preferred = ("mlx", "llamacpp") if platform.system() == "Darwin" else ("llamacpp", "mlx")
+    return next((engine for engine in preferred if has[engine]), preferred[0])
+
+
+_MODULES = (("mlx", "mlx"), ("llamacpp", "llama_cpp"))
 
 
 class ConfigError(ValueError):
@@ -89,7 +92,7 @@ class Settings:
     connect_timeout_s: float = 3.0
     read_timeout_s: float = 60.0  # longest silence mid-request (a long prompt on a busy server)
     tls_verify: bool = True
-    backend: str = "auto"  # auto (MLX on macOS and Linux, llama.cpp on Windows) | mlx | llamacpp
+    backend: str = "auto"  # auto (MLX on macOS, llama.cpp on Linux and Windows) | mlx | llamacpp
     drafter_backend: str | None = None  # the drafter model's backend; None: same as `backend`
     threads: int | None = None  # llama.cpp CPU threads; None: physical cores
     gpu_layers: int | None = None  # llama.cpp layers offloaded; None: all if the build has a GPU

@@ -22,6 +22,8 @@ from decoder.policy import AutoPolicy, Costs, measure_costs
 from decoder.sampling import Sampling
 from decoder.vocab import token_bytes
 
+INEXACT = "its batched verification is not bit-identical to one-token decoding"
+
 
 @dataclass
 class Pipeline:
@@ -42,7 +44,8 @@ class Pipeline:
         target = _load(settings, settings.target, settings.target_backend, progress)
         pipe = cls(settings, target, Engine(backend_of(target, settings)))
         pipe.drafters["lookup"] = LookupDrafter()
-        if settings.drafter in ("model", "cascade", "auto"):
+        speculates = settings.drafter != "auto" or pipe.exact
+        if settings.drafter in ("model", "cascade", "auto") and speculates:
             drafter = _load(
                 settings, settings.drafter_model, settings.drafter_model_backend, progress
             )
@@ -51,9 +54,14 @@ class Pipeline:
             except ConfigError:
                 if settings.drafter != "auto":
                     raise
-        if settings.drafter == "auto":
+        if settings.drafter == "auto" and speculates:
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
         return pipe
+
+    @property
+    def exact(self) -> bool:
+        """Whether verified drafts give exactly plain greedy decoding's output on this target."""
+        return self.engine.runner.exact_batches
 
     def attach_drafter_model(self, drafter: Model) -> None:
         """Use `drafter` as the model drafter (across tokenizers when the vocabularies differ)."""
@@ -116,6 +124,12 @@ class Pipeline:
             return FixedPolicy(
                 None, 0, "speculation off for this file" if override == "off" else None
             )
+        if not self.exact:
+            name = self.engine.runner.name
+            if mode == "auto":
+                return FixedPolicy(None, 0, f"{name}: plain decoding, {INEXACT}")
+            reason = f"fixed: {mode}, k={k}; {name}: {INEXACT}, output may differ from plain"
+            return FixedPolicy(self._drafter(mode), k, reason)
         if mode == "auto":
             from polish.content import classify
 
@@ -126,9 +140,12 @@ class Pipeline:
                 override=override,
                 k_max=k,
             )
+        return FixedPolicy(self._drafter(mode), k)
+
+    def _drafter(self, mode: str) -> Drafter:
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
-        return FixedPolicy(self.drafters[mode], k)
+        return self.drafters[mode]
 
     def sampling(self) -> Sampling:
         s = self.settings

@@ -66,8 +66,6 @@ async def _complete(
     offset = ls.offset(doc, params.position)
     before, after = doc.source[:offset], doc.source[offset:]
     ls.stats.count(uri, "requests")
-    paused = arrived - ls.last_request > options.pause_ms / 1000
-    ls.last_request = arrived
 
     if (pending := await _await_prepared(ls, uri, before, after, arrived)) is not None:
         return _deliver(ls, uri, params.position, pending)
@@ -83,11 +81,8 @@ async def _complete(
     if not prompt.text.strip():
         return NOTHING
     mode, source, drafter, reason = ls.speculation(uri, doc.source)
-    ticket = Ticket(
-        options.time_budget_ms / 1000,
-        arrived=arrived,
-        decode_s=options.first_after_pause_ms / 1000 if paused else None,
-    )
+    ticket = Ticket(options.time_budget_ms / 1000, arrived=arrived)
+    show_at = arrived + options.suggestion_ms / 1000
     ls.supersession.start(uri, ticket)
     try:
         with engine_work(ticket):
@@ -97,7 +92,15 @@ async def _complete(
                 return NOTHING
             result = await ls.worker.call(
                 partial(
-                    _generate, ls, uri, prompt, drafter, mode, ticket, options.inline_max_tokens
+                    _generate,
+                    ls,
+                    uri,
+                    prompt,
+                    drafter,
+                    mode,
+                    ticket,
+                    options.inline_max_tokens,
+                    show_at,
                 ),
                 urgent=True,
             )
@@ -128,6 +131,7 @@ def _generate(
     mode: str,
     ticket: Ticket,
     max_tokens: int,
+    show_at: float | None = None,
 ) -> Generated:
     """On the engine thread: one suggestion's worth of text, from the document's prefix cache."""
     return ls.worker.generate(
@@ -137,8 +141,7 @@ def _generate(
         drafter=drafter,
         override=mode,
         ticket=ticket,
-        enough=partial(_enough, prompt=prompt),
-        on_text=lambda text, stats: ticket.decoding(),
+        enough=partial(_enough, prompt=prompt, show_at=show_at),
     )
 
 
@@ -151,10 +154,18 @@ def _suggestion(result: Generated, prompt: Prompt, after: str) -> str:
     return suggestion if suggestion.strip() else ""
 
 
-def _enough(text: str, prompt: Prompt) -> bool:
-    """Stop generating once a whole sentence or line is there (or the model glued a word)."""
+def _enough(text: str, prompt: Prompt, show_at: float | None = None) -> bool:
+    """Stop at a whole sentence or line (or a glued word), or at `show_at` with a whole word.
+
+    The user sees a short suggestion soon rather than a long one late; the prepared follow-up
+    brings the rest.
+    """
     aligned = align(text, prompt)
-    return aligned is None or unit_end(aligned) is not None
+    if aligned is None or unit_end(aligned) is not None:
+        return True
+    return (
+        show_at is not None and time.monotonic() >= show_at and bool(cut(aligned, finished=False))
+    )
 
 
 def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:

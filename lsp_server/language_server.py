@@ -67,7 +67,6 @@ class BielikServer(LanguageServer):
         self.pending_error: str | None = None  # a config error from initialize, shown later
         self.reported: set[str] = set()  # causes of silent inline failures already shown once
         self.loads: asyncio.Task | None = None  # the running load loop
-        self.last_request = float("-inf")  # arrival of the last inline request (pauses)
         self.prepared: dict = {}  # uri -> inline.Prepared, the suggestion computed ahead
         self.delivered: dict[str, str] = {}  # item id -> uri (bielik.accepted, didShow...)
 

@@ -23,10 +23,11 @@ _ENGINE_ONLY = frozenset({"max_tokens"})
 class ServerOptions:
     """The defaults table: every server setting, named for what the user notices."""
 
-    debounce_ms: int = 150  # wait this long for more typing before generating
+    debounce_ms: int = 30  # wait this long for more typing before generating
+    # A new suggestion shows this long after the request, once it holds a whole word; the rest
+    # is prepared behind it (llama.vim's quick first request, then the follow-up).
+    suggestion_ms: int = 120
     time_budget_ms: int = 2500  # a suggestion arrives at most this long after the request
-    pause_ms: int = 1000  # no request for this long means the user paused (or moved away)
-    first_after_pause_ms: int = 250  # budget of the first suggestion after a pause (llama.vim)
     prepare_next: bool = True  # after a suggestion, compute the next one as if it were accepted
     inline_max_tokens: int = 24  # token budget of one inline suggestion
     continue_max_tokens: int = 128  # default budget of bielik.continueDocument

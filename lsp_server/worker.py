@@ -24,8 +24,8 @@ from decoder.stats import RunStats
 class Ticket:
     """One piece of work, and when it should stop.
 
-    Once cancelled, past its deadline (counted from the request's arrival), `decode_s` after its
-    first token, or (`yields_to`) as soon as an inline request waits for the engine thread.
+    Once cancelled, past its deadline (counted from the request's arrival), or (`yields_to`) as
+    soon as an inline request waits for the engine thread.
     """
 
     def __init__(
@@ -33,21 +33,12 @@ class Ticket:
         budget_s: float | None = None,
         *,
         arrived: float | None = None,
-        decode_s: float | None = None,
         yields_to: Callable[[], bool] | None = None,
     ):
         self._cancelled = threading.Event()
         start = time.monotonic() if arrived is None else arrived
         self.deadline = None if budget_s is None else start + budget_s
-        self._decode_s = decode_s
         self._yields_to = yields_to
-
-    def decoding(self) -> None:
-        """The first token is out (the prompt is prefilled): the decode budget starts now."""
-        if self._decode_s is not None:
-            end = time.monotonic() + self._decode_s
-            self.deadline = end if self.deadline is None else min(self.deadline, end)
-            self._decode_s = None
 
     def cancel(self) -> None:
         self._cancelled.set()

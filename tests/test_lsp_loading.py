@@ -32,7 +32,7 @@ FAST = {
     "drafter": "lookup",
     "debounceMs": 0,
     "timeBudgetMs": 20000,  # these tests are about loading, not answer times on a busy CPU
-    "firstAfterPauseMs": 20000,
+    "suggestionMs": 20000,
 }
 TEXT = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the"
 

@@ -53,6 +53,7 @@ async def client(server):
                 "debounceMs": 20,
                 "inlineMaxTokens": 12,
                 "timeBudgetMs": 120000,
+                "suggestionMs": 120000,
                 "readTimeoutS": 300,
             },
         )

@@ -118,7 +118,7 @@ async def client(lsp_client: LanguageClient):
                 "debounceMs": 20,
                 "inlineMaxTokens": 12,
                 "timeBudgetMs": 20000,
-                "firstAfterPauseMs": 20000,
+                "suggestionMs": 20000,
                 "prepareNext": False,  # counted model runs stay those of the requests
             },
         )

@@ -30,6 +30,9 @@ class Backend(Protocol):
     vocab_size: int  # width of a logits row (may exceed len(table): padded vocabularies)
     context_length: int
     tokenizer: object  # `encode(text)` with the model's own BOS
+    # A pass over n tokens gives, bit for bit, the logits of n one-token passes. Speculation
+    # equals plain greedy decoding only then; without it `auto` keeps plain decoding.
+    exact_batches: bool
 
     def forward(self, ids: list[int]) -> np.ndarray:
         """Feed `ids` after the cache; logits (len(ids), vocab_size)."""

@@ -118,6 +118,12 @@ class LlamaCppBackend:
     """One GGUF model and one context; the cache holds exactly `ids`."""
 
     name = "llamacpp"
+    # llama.cpp's CPU kernels change with the batch size (checked on 0.3.36, Gemma-3 and SmolLM2
+    # GGUFs): flash attention decodes one token over >= 512 cached positions with a split-KV
+    # kernel and batches with another; without it, tinyBLAS multiplies batches of >= 2 and
+    # vec_dot single tokens; repacked Q4_K weights take a gemm at >= 4 rows. Every row of a
+    # verification pass then differs from one-token decoding, by up to 2 logits.
+    exact_batches = False
 
     def __init__(
         self,

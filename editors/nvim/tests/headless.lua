@@ -140,6 +140,7 @@ local function main()
       continue_max_tokens = 12,
       debounce_ms = 0,
       time_budget_ms = 15000,
+      suggestion_ms = 15000,
       settings = { drafter = 'lookup' },
     })
     local dir = vim.fn.tempname()
