@@ -29,7 +29,7 @@ from .errors import engine_work
 from .inline import cancel_prepared
 from .language_server import BielikServer
 from .settings import camel, snake
-from .status import peak_memory_mb
+from .status import memory_mb, peak_memory_mb
 from .worker import Ticket
 
 CONTINUE = "bielik.continueDocument"
@@ -138,6 +138,7 @@ def show_stats(ls: BielikServer, args: tuple) -> dict:
         state=ls.worker.state,
         error=ls.worker.error,
         config=ls.config.describe(),
+        memory_mb=memory_mb(),
         peak_memory_mb=peak_memory_mb(),
     )
     if isinstance(ls.worker.pipe, RemoteEngine):
@@ -265,8 +266,9 @@ async def continue_document(ls: BielikServer, args: tuple) -> dict:
                         job = run(prompt.text + streamed, max_tokens - generated)
                     else:
                         stop = "max_tokens"
-        except asyncio.CancelledError:
-            ls.end_progress(token, "cancelled")
+        except BaseException as e:  # the editor's progress bar ends whatever stopped the run
+            cancelled = isinstance(e, asyncio.CancelledError)
+            ls.end_progress(token, "cancelled" if cancelled else "failed")
             raise
         finally:
             ticket.cancel()

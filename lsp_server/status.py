@@ -119,6 +119,13 @@ def status_payload(
     return out
 
 
+def memory_mb() -> float:
+    """The server process's resident memory now."""
+    import psutil
+
+    return round(psutil.Process().memory_info().rss / 2**20, 1)
+
+
 def peak_memory_mb() -> float | None:
     """The server process's peak resident memory (None where the OS does not say)."""
     try:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,26 @@ async def test_hung_load_alone_ends_in_error():
                 )
             )
         assert err.value.code == -32803 and "failed to load" in err.value.message
+
+
+async def test_a_reload_frees_the_old_models_before_loading_new_ones(monkeypatch):
+    """Two models never share memory: the old engine is gone when the new load starts."""
+    import decoder.pipeline
+    from decoder.config import Settings
+    from lsp_server.worker import Worker
+
+    settings = Settings(target=FAST["target"], backend="mlx", drafter="lookup")
+    worker = Worker()
+    await worker.load(settings, timeout_s=600)
+    assert worker.state == "ready"
+    old = weakref.ref(worker.pipe)
+    alive_at_load: list[bool] = []
+    real_load = decoder.pipeline.load
+
+    def load_watching_the_old(settings, **kwargs):
+        alive_at_load.append(old() is not None)
+        return real_load(settings, **kwargs)
+
+    monkeypatch.setattr(decoder.pipeline, "load", load_watching_the_old)
+    await worker.load(settings, timeout_s=600)
+    assert worker.state == "ready" and alive_at_load == [False]
