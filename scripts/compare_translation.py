@@ -5,9 +5,11 @@ then per k the model drafter in each translation mode, lookup, and the cascade (
 anchored model drafter). Per condition, pooled over the excerpts: the share of generated tokens
 that came from accepted drafts, target tokens per target pass (plain = 1), acceptance, drafter
 passes per proposed target token, drafter-context integrity (cycles whose drafter text equalled
-the committed text), whether every output equals plain greedy, and decode speed as a ratio
-against plain in the same run. Prints a Markdown table; `--json` also writes the per-run records
-after every excerpt, and `--from-json` prints the table of such a file again.
+the committed text), whether every output equals plain greedy, decode speed as a ratio
+against plain in the same run, and the speedup these cycles predict for Bielik-11B with
+Qwen2.5-1.5B on an M2 Pro under the paper's cost model (decoder/bench/analysis.py). Prints a
+Markdown table; `--json` also writes the per-run records after every excerpt, and `--from-json`
+prints the table of such a file again.
 
     python scripts/compare_translation.py [--excerpts 8] [--label structured] [--max-tokens 64]
         [--ks 2 4] [--modes naive context anchored] [--lookup] [--json FILE]
@@ -31,7 +33,8 @@ ensure_fast_blas()
 from tqdm import tqdm  # noqa: E402
 
 from decoder.backends.models import load_model  # noqa: E402
-from decoder.bench.runs import load_corpus, select  # noqa: E402
+from decoder.bench.analysis import PAPER_BETA, PAPER_R, modelled_speedup  # noqa: E402
+from decoder.bench.runs import cost_samples, load_corpus, select  # noqa: E402
 from decoder.config import TRANSLATIONS  # noqa: E402
 from decoder.drafting.cascade import CascadeDrafter  # noqa: E402
 from decoder.drafting.cross import CrossDrafter  # noqa: E402
@@ -63,9 +66,10 @@ class Totals:
         per = f"{self.sum('drafter_passes') / drafted:.2f}" if drafted else "–"
         integrity = f"{exact / checked:.0%} ({checked})" if checked else "–"
         same = sum(r["identical"] for r in self.runs)
+        bielik = modelled_speedup(self.runs, PAPER_R, PAPER_BETA)
         return (
             f"| {name} | {accepted / generated:.1%} | {passes:.2f} | {acc} | {per} | {integrity} "
-            f"| {same}/{len(self.runs)} | {speed / base:.2f}x |"
+            f"| {same}/{len(self.runs)} | {speed / base:.2f}x | {bielik:.2f}x |"
         )
 
 
@@ -73,7 +77,8 @@ def table(records: dict[str, list[dict]]) -> str:
     totals = {name: Totals(runs) for name, runs in records.items() if runs}
     head = (
         "| condition | from drafts | tokens/target pass | acceptance | drafter passes/drafted "
-        "| integrity | identical | speed vs plain |\n|---|---:|---:|---:|---:|---:|---|---:|"
+        "| integrity | identical | speed vs plain | PREDICTED Bielik-11B (paper's r, β) |\n"
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|"
     )
     return "\n".join([head, *(t.row(n, totals["plain"]) for n, t in totals.items())])
 
@@ -147,8 +152,10 @@ def main() -> None:
             run(engine, ex.text, PLAIN, 1)  # the target's prompt is cached: time decoding only
             ids, stats = run(engine, ex.text, policy, args.max_tokens)
             plain = ids if kind == "plain" else plain
+            record = stats.to_dict()
+            cycles = record.pop("per_cycle")
             records[name].append(
-                {"excerpt": ex.id, "identical": ids == plain, **stats.to_dict(False)}
+                {"excerpt": ex.id, "identical": ids == plain, **record, **cost_samples(cycles)}
             )
             bar.update()
         if args.json:

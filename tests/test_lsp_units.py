@@ -239,3 +239,16 @@ def test_ticket_budgets():
     assert not background.should_stop()
     waiting[0] = 1
     assert background.should_stop() and not background.cancelled
+
+
+def test_a_new_suggestion_shows_at_its_time_once_it_holds_a_whole_word():
+    from lsp_server.completion import build_prompt
+    from lsp_server.inline import _enough
+
+    prompt = build_prompt("Ustawa wchodzi w życie", 8000)
+    past, future = time.monotonic() - 1, time.monotonic() + 60
+    assert not _enough(" po", prompt, show_at=past)  # a word still being written
+    assert _enough(" po upływie", prompt, show_at=past)  # "po" is whole: show it now
+    assert not _enough(" po upływie", prompt, show_at=future)  # still time for more
+    assert not _enough(" po upływie", prompt)  # a prepared suggestion runs to a unit end
+    assert _enough(" po upływie 14 dni.\n", prompt, show_at=future)  # a whole line
