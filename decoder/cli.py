@@ -140,6 +140,8 @@ def run_doctor(settings: Settings, *, load: bool, progress: bool) -> int:
             shown = ", ".join(f"{k} {v}" for k, v in info.items() if v not in (None, ""))
             print(f"{role:<10} {shown}")
         print(f"drafters   {', '.join(sorted(pipe.drafters))}")
+        exact = "yes" if pipe.exact else "no: batches differ from one-token passes; auto is plain"
+        print(f"exact      {exact}")
         print(f"costs      {pipe.costs.describe()}")
     for p in problems:
         print(f"WARNING    {p}")

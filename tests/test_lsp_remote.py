@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.servers import ROOT, InferenceServer
-from tests.test_lsp_server import TEXT, Editor, inline, stats
+from tests.test_lsp_server import TEXT, initialize_as_editor, inline, stats
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 KEY = "test-key-5bd1c0ffee"
@@ -36,33 +36,14 @@ async def client(server):
         server_env={**os.environ, "PYTHONPATH": str(ROOT), "BIELIK_LSP_API_KEY": KEY},
     )
     lsp = await config.start()
-    editor = Editor(lsp)
-    lsp.editor = editor
-    lsp.feature(types.WORKSPACE_APPLY_EDIT)(lambda ls, params: editor.apply(params))
-    lsp.feature("bielik/status")(lambda ls, params: editor.statuses.append(params))
-    await lsp.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                window=types.WindowClientCapabilities(work_done_progress=True),
-                workspace=types.WorkspaceClientCapabilities(
-                    apply_edit=True,
-                    workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
-                ),
-            ),
-            initialization_options={
-                "debounceMs": 20,
-                "inlineMaxTokens": 12,
-                "timeBudgetMs": 120000,
-                "suggestionMs": 120000,
-                "readTimeoutS": 300,
-            },
-        )
-    )
-    for _ in range(600):
-        if any(s.state in ("ready", "error") for s in editor.statuses):
-            break
-        await asyncio.sleep(0.2)
-    assert editor.statuses[-1].state == "ready", editor.statuses[-1]
+    options = {
+        "debounceMs": 20,
+        "inlineMaxTokens": 12,
+        "timeBudgetMs": 120000,
+        "suggestionMs": 120000,
+        "readTimeoutS": 300,
+    }
+    await initialize_as_editor(lsp, options, wait_s=120)
     yield lsp
     await lsp.shutdown_session()
     await lsp.stop()

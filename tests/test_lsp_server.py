@@ -101,11 +101,34 @@ class Editor:
     ),
 )
 async def client(lsp_client: LanguageClient):
-    editor = Editor(lsp_client)
-    lsp_client.editor = editor
-    lsp_client.feature(types.WORKSPACE_APPLY_EDIT)(lambda ls, params: editor.apply(params))
-    lsp_client.feature("bielik/status")(lambda ls, params: editor.statuses.append(params))
-    result = await lsp_client.initialize_session(
+    result = await initialize_as_editor(
+        lsp_client,
+        {
+            "backend": "mlx",  # speculates under auto (llama.cpp, the Linux default, decodes plain)
+            "debounceMs": 20,
+            "inlineMaxTokens": 12,
+            "timeBudgetMs": 20000,
+            "suggestionMs": 20000,
+            "prepareNext": False,  # counted model runs stay those of the requests
+        },
+    )
+    assert result.capabilities.inline_completion_provider is not None
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def initialize_as_editor(
+    client: LanguageClient, options: dict, wait_s: float = 300
+) -> types.InitializeResult:
+    """Initialize as an editor that applies edits and shows progress; wait for `ready`.
+
+    Up to `wait_s`: a loaded CI machine may convert the models first.
+    """
+    editor = Editor(client)
+    client.editor = editor
+    client.feature(types.WORKSPACE_APPLY_EDIT)(lambda ls, params: editor.apply(params))
+    client.feature("bielik/status")(lambda ls, params: editor.statuses.append(params))
+    result = await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
                 window=types.WindowClientCapabilities(work_done_progress=True),
@@ -114,23 +137,15 @@ async def client(lsp_client: LanguageClient):
                     workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
                 ),
             ),
-            initialization_options={
-                "debounceMs": 20,
-                "inlineMaxTokens": 12,
-                "timeBudgetMs": 20000,
-                "suggestionMs": 20000,
-                "prepareNext": False,  # counted model runs stay those of the requests
-            },
+            initialization_options=options,
         )
     )
-    assert result.capabilities.inline_completion_provider is not None
-    for _ in range(1500):  # up to 5 minutes: a loaded CI machine may convert the models first
+    for _ in range(int(wait_s / 0.2)):
         if any(s.state in ("ready", "error") for s in editor.statuses):
             break
         await asyncio.sleep(0.2)
     assert editor.statuses[-1].state == "ready", editor.statuses[-1]
-    yield
-    await lsp_client.shutdown_session()
+    return result
 
 
 def inline(client: LanguageClient, uri: str, pos: types.Position):
