@@ -81,27 +81,38 @@ class Pipeline:
         """Speculation costs on this machine, measured once (about a second) on first use."""
         if self._costs is None:
             text = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
-            runner = getattr(self.drafters.get("model"), "runner", None)
+            runner = self.drafter_runner
             drafter_ids = self.drafter_model.tokenizer.encode(text) if runner is not None else None
             self._costs = measure_costs(
                 self.engine.runner, self.engine.encode(text), runner, drafter_ids
             )
         return self._costs
 
+    @property
+    def drafter_runner(self) -> Backend | None:
+        """The Backend running the drafter model, if one is loaded."""
+        return getattr(self.drafters.get("model"), "runner", None)
+
     def select(self, key: str | None) -> None:
-        """Make the prefix caches of `key` (a document) current."""
+        """Make the prefix caches of `key` (a document) current, the target's and the drafter's.
+
+        Switching files then reuses each model's prompt cache instead of prefilling again.
+        """
         self.engine.runner.select(key)
+        if self.drafter_runner is not None:
+            self.drafter_runner.select(key)
 
     def reset(self) -> None:
-        """Forget the target's cached prompts (benchmarks measure requests without them)."""
+        """Forget the cached prompts (benchmarks measure requests without them)."""
         self.engine.runner.reset()
+        if self.drafter_runner is not None:
+            self.drafter_runner.reset()
 
     def describe(self) -> dict:
         """Backends, builds, threads and models of the target and the drafter model."""
         out = {"target": self.engine.runner.describe()}
-        runner = getattr(self.drafters.get("model"), "runner", None)
-        if runner is not None:
-            out["drafter"] = runner.describe()
+        if self.drafter_runner is not None:
+            out["drafter"] = self.drafter_runner.describe()
         return out
 
     def policy(

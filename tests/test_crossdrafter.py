@@ -180,3 +180,24 @@ def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
     head = cascade.lookup.propose(ctx, 1, GREEDY, Keys(None)).ids
     both = cascade.extend(ctx, head, 4, GREEDY, Keys(None))
     assert both.ids[:1] == head and both.passes > 0 and both.synced
+
+
+def test_each_document_keeps_its_drafter_cache_too():
+    """Switching files reuses the drafter model's prompt cache as well as the target's."""
+    from decoder.config import Settings
+    from decoder.engine import collect
+    from decoder.pipeline import Pipeline
+
+    pipe = Pipeline.load(Settings(backend="mlx", drafter="model", k=2), progress=False)
+    docs = {
+        "file:///a.md": "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym. Art. 2.",
+        "file:///b.md": "Lista zakupów:\n1. chleb\n2. mleko\n3.",
+    }
+    held = {}
+    for uri, text in docs.items():
+        pipe.select(uri)
+        collect(pipe.continue_text(text, max_tokens=6, policy=pipe.policy("model", 2)))
+        held[uri] = (list(pipe.engine.runner.ids), list(pipe.drafter_runner.ids))
+        assert held[uri][1]  # the drafter drafted for this document
+    pipe.select("file:///a.md")
+    assert (pipe.engine.runner.ids, pipe.drafter_runner.ids) == held["file:///a.md"]
