@@ -66,7 +66,8 @@ class Totals:
         per = f"{self.sum('drafter_passes') / drafted:.2f}" if drafted else "–"
         integrity = f"{exact / checked:.0%} ({checked})" if checked else "–"
         same = sum(r["identical"] for r in self.runs)
-        bielik = modelled_speedup(self.runs, PAPER_R, PAPER_BETA)
+        # The bench's record shape: run statistics under "stats", cost samples beside them.
+        bielik = modelled_speedup([{**r, "stats": r} for r in self.runs], PAPER_R, PAPER_BETA)
         return (
             f"| {name} | {accepted / generated:.1%} | {passes:.2f} | {acc} | {per} | {integrity} "
             f"| {same}/{len(self.runs)} | {speed / base:.2f}x | {bielik:.2f}x |"
