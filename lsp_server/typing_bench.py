@@ -575,7 +575,9 @@ def report(record: Run) -> str:
         "",
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
         f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
-        f"**{c['stale']} stale** (a suggestion arriving for an outdated document version). Server "
+        f"**{c['stale']} stale** (a suggestion for an outdated document version: each answers a "
+        "request the typist had already cancelled, sent before the edit reached the server; an "
+        "editor drops it, and none counts as shown). Server "
         f"peak RSS {record.memory['peak_mb']:.0f} MB.",
     ]
     if record.messages:
