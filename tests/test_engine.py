@@ -44,20 +44,26 @@ def check_same(engine, text, drafter, k, max_tokens):
     return stats
 
 
+def check_same_tokenizer(engine, text, which, models, k, max_tokens):
+    """check_same with a drafter of the target's vocabulary.
+
+    `which` is lookup, or a key of `models`: "near" (another model) or "self" (the target's own
+    weights with a cache of their own), which must then accept every draft.
+    """
+    vocab = len(engine.table)
+    drafter = LookupDrafter() if which == "lookup" else ModelDrafter(models[which], vocab)
+    stats = check_same(engine, text, drafter, k, max_tokens)
+    if which == "self":
+        assert stats.acceptance_rate == 1.0
+
+
 @settings(SLOW_OK, max_examples=25)
 @given(text=texts, k=st.integers(1, 8), which=st.sampled_from(["lookup", "near", "self"]))
 def test_tiny_gemma_speculative_equals_plain(tiny_gemma, tiny_gemma_drafter, text, k, which):
     """Random Gemma-3 (16-token sliding window, so rewinds cross the window) + Gemma tokenizer."""
     engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
-    vocab = len(engine.table)
-    drafter = {
-        "lookup": LookupDrafter(),
-        "near": ModelDrafter(tiny_gemma_drafter.model, vocab),
-        "self": ModelDrafter(tiny_gemma.model, vocab),
-    }[which]
-    stats = check_same(engine, text, drafter, k, max_tokens=40)
-    if which == "self":
-        assert stats.acceptance_rate == 1.0
+    models = {"near": tiny_gemma_drafter.model, "self": tiny_gemma.model}
+    check_same_tokenizer(engine, text, which, models, k, max_tokens=40)
 
 
 @settings(SLOW_OK, max_examples=25)
