@@ -135,12 +135,9 @@ class Pipeline:
             return FixedPolicy(
                 None, 0, "speculation off for this file" if override == "off" else None
             )
-        if not self.exact:
-            name = self.engine.runner.name
-            if mode == "auto":
-                return FixedPolicy(None, 0, f"{name}: plain decoding, {INEXACT}")
-            reason = f"fixed: {mode}, k={k}; {name}: {INEXACT}, output may differ from plain"
-            return FixedPolicy(self._drafter(mode), k, reason)
+        name = self.engine.runner.name
+        if mode == "auto" and not self.exact:
+            return FixedPolicy(None, 0, f"{name}: plain decoding, {INEXACT}")
         if mode == "auto":
             from polish.content import classify
 
@@ -151,12 +148,10 @@ class Pipeline:
                 override=override,
                 k_max=k,
             )
-        return FixedPolicy(self._drafter(mode), k)
-
-    def _drafter(self, mode: str) -> Drafter:
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
-        return self.drafters[mode]
+        inexact = f"fixed: {mode}, k={k}; {name}: {INEXACT}, output may differ from plain"
+        return FixedPolicy(self.drafters[mode], k, None if self.exact else inexact)
 
     def sampling(self) -> Sampling:
         s = self.settings
