@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -201,3 +202,46 @@ def test_each_document_keeps_its_drafter_cache_too():
         assert held[uri][1]  # the drafter drafted for this document
     pipe.select("file:///a.md")
     assert (pipe.engine.runner.ids, pipe.drafter_runner.ids) == held["file:///a.md"]
+
+
+def test_a_respelled_last_token_is_redrawn_and_an_own_one_kept(tiny_gemma, tiny_llama):
+    """Token healing, only where the drafter's last token is its encoding of the target's text.
+
+    The committed text ends where the target cut it; the drafter redraws its last token from
+    the context before it, among the tokens that begin with the same bytes. After a cycle in
+    which the target accepted exactly what the drafter drafted, its own last token stays.
+    """
+    target = tiny_gemma.tokenizer
+    d = checked(tiny_llama.model, tiny_llama.tokenizer, target)
+    prompt, text = "Notatka:", " Zażółć gęślą jaźń, źdźbło trawy, gę"
+    gen = d.target.tokenize(text.encode())[0]
+    ctx = Context(target.encode(prompt) + gen, prompt, d.target.bytes(gen))
+    spelled = d._respell(ctx.generated)
+    d.propose(ctx, 2, GREEDY, Keys(None))
+    assert d.heals and d.respelled
+    assert d.ids[: len(spelled) - 1] == spelled[:-1]
+    assert d.vocab.table[d.ids[len(spelled) - 1]].startswith(d.vocab.table[spelled[-1]])
+    assert d.text().startswith(ctx.generated)
+
+    own = d.ids[: len(spelled) + 1]  # the target accepts the drafter's next token's text
+    more = d.target.tokenize(d.vocab.bytes(own)[len(ctx.generated) :])
+    if more is None or more[1][:1] not in ([], [0]):
+        pytest.skip("the drafted text has no exact target spelling")
+    ctx = Context(ctx.ids + more[0], prompt, d.vocab.bytes(own))
+    d.propose(ctx, 2, GREEDY, Keys(None))
+    assert not d.respelled and d.ids[: len(own)] == own
+
+
+def test_extending_rules_out_every_token_not_beginning_with_the_head(tiny_llama):
+    """Checked against a scan of the whole vocabulary, for a letter, a space, a lone lead byte."""
+    vocab = CrossDrafter(tiny_llama.model, tiny_llama.tokenizer, tiny_llama.tokenizer).vocab
+    logits = np.zeros(vocab.size, dtype=np.float32)
+    assert vocab.extending(b"", logits) is logits
+    for head in (b"g", b" g", "ę".encode()[:1], b"\xff\xff"):
+        kept = np.flatnonzero(vocab.extending(head, logits) == 0)
+        want = [
+            i
+            for i, piece in enumerate(vocab.table)
+            if piece.startswith(head) and i not in vocab.special
+        ]
+        assert kept.tolist() == want

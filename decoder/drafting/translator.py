@@ -16,8 +16,11 @@ Everything is a function of a `Vocab` (a tokenizer seen as bytes) and token ids;
 
 from __future__ import annotations
 
-from functools import lru_cache
+from bisect import bisect_left
+from functools import cached_property, lru_cache
 from itertools import accumulate
+
+import numpy as np
 
 from decoder.compat.mlx_lm import hf_tokenizer
 from decoder.config import TRANSLATIONS as MODES
@@ -43,6 +46,30 @@ class Vocab:
             if len(piece) == 1 and i not in self.special:
                 self.byte_id.setdefault(piece[0], i)
         self._encode = lru_cache(maxsize=4096)(self._encode_text)
+        self._prefixed: dict[bytes, np.ndarray] = {}  # head -> ids that begin with it
+
+    def extending(self, head: bytes, logits: np.ndarray) -> np.ndarray:
+        """`logits` with every token that does not begin with `head` (nor is special) ruled out."""
+        if not head:
+            return logits
+        out = np.full_like(logits, -np.inf)
+        allowed = self._extending(head)
+        out[allowed] = logits[allowed]
+        return out
+
+    @cached_property
+    def ordered(self) -> list[tuple[bytes, int]]:
+        """(bytes, id) sorted: the ids that begin with given bytes are one run of it."""
+        return sorted((piece, i) for i, piece in enumerate(self.table))
+
+    def _extending(self, head: bytes) -> np.ndarray:
+        if head not in self._prefixed:
+            ids, at = [], bisect_left(self.ordered, (head,))
+            while at < len(self.ordered) and self.ordered[at][0].startswith(head):
+                ids.append(self.ordered[at][1])
+                at += 1
+            self._prefixed[head] = np.array([i for i in ids if i not in self.special], dtype=int)
+        return self._prefixed[head]
 
     def bytes(self, ids) -> bytes:
         return ids_to_bytes(self.table, ids)
