@@ -46,7 +46,7 @@ class Vocab:
             if len(piece) == 1 and i not in self.special:
                 self.byte_id.setdefault(piece[0], i)
         self._encode = lru_cache(maxsize=4096)(self._encode_text)
-        self._prefixed: dict[bytes, np.ndarray] = {}  # head -> ids that begin with it
+        self._extending = lru_cache(maxsize=4096)(self._ids_beginning)
 
     def extending(self, head: bytes, logits: np.ndarray) -> np.ndarray:
         """`logits` with every token that does not begin with `head` (nor is special) ruled out."""
@@ -62,14 +62,14 @@ class Vocab:
         """(bytes, id) sorted: the ids that begin with given bytes are one run of it."""
         return sorted((piece, i) for i, piece in enumerate(self.table))
 
-    def _extending(self, head: bytes) -> np.ndarray:
-        if head not in self._prefixed:
-            ids, at = [], bisect_left(self.ordered, (head,))
-            while at < len(self.ordered) and self.ordered[at][0].startswith(head):
+    def _ids_beginning(self, head: bytes) -> np.ndarray:
+        """The ids (special ones excepted) whose bytes begin with `head`."""
+        ids, at = [], bisect_left(self.ordered, (head,))
+        while at < len(self.ordered) and self.ordered[at][0].startswith(head):
+            if self.ordered[at][1] not in self.special:
                 ids.append(self.ordered[at][1])
-                at += 1
-            self._prefixed[head] = np.array([i for i in ids if i not in self.special], dtype=int)
-        return self._prefixed[head]
+            at += 1
+        return np.array(ids, dtype=int)
 
     def bytes(self, ids) -> bytes:
         return ids_to_bytes(self.table, ids)
