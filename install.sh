@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${BIELIK_LSP_VENV:-.venv}"
-EXTRAS="embedded"
-[[ "${1:-}" == "--test" ]] && EXTRAS="embedded,test"
+EXTRAS="embedded,bench"
+[[ "${1:-}" == "--test" ]] && EXTRAS="embedded,bench,test"
 
 # MLX's Linux wheel bundles a reference BLAS (~20x slower prefill); bielik-lsp preloads OpenBLAS.
 if [[ "$(uname -s)" == "Linux" ]] && ! ls /usr/lib/*-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then

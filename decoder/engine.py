@@ -6,12 +6,13 @@ equality "speculative output == plain greedy output" is a property of one loop, 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from decoder.backends.base import Backend, Stopped
-from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, as_backend, timed
+from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, timed
+from decoder.generation import Chunk
 from decoder.sampling import GREEDY, Keys, Sampling, choose
 from decoder.stats import Clock, Cycle, RunStats
 from decoder.verifier import accept
@@ -50,53 +51,46 @@ PLAIN = FixedPolicy(None, 0, "fixed: plain decoding")
 
 
 @dataclass
-class Chunk:
-    ids: list[int]  # target ids committed by this step
-    text: str  # their text, complete UTF-8 only (held-back bytes arrive with a later chunk)
-    stats: RunStats  # live statistics of the whole run
-    done: bool = False
+class Run:
+    """One generation's state, handed from cycle to cycle."""
 
+    ids: list[int]  # prompt and committed ids; the last one is not yet in the target's cache
+    prompt_len: int
+    prompt_text: str
+    max_tokens: int
+    sampling: Sampling
+    text: bytearray = field(default_factory=bytearray)  # what the generated ids spell
+    stats: RunStats = field(init=False)
+    keys: Keys = field(init=False)
+    clock: Clock = field(default_factory=Clock)
 
-@dataclass
-class Result:
-    ids: list[int]  # every generated target id
-    text: str  # the whole generated text
-    stats: RunStats  # the final statistics
+    def __post_init__(self) -> None:
+        self.stats = RunStats(prompt_tokens=self.prompt_len)
+        self.keys = Keys(self.sampling.seed)
 
+    @property
+    def generated(self) -> int:
+        return len(self.ids) - self.prompt_len
 
-def collect(chunks: Iterable[Chunk], on_chunk: Callable[[Chunk], None] | None = None) -> Result:
-    """Run a generation to its end (calling `on_chunk` as chunks stream in) and gather it."""
-    ids: list[int] = []
-    pieces: list[str] = []
-    stats = RunStats()
-    for chunk in chunks:
-        ids += chunk.ids
-        pieces.append(chunk.text)
-        stats = chunk.stats
-        if on_chunk is not None:
-            on_chunk(chunk)
-    return Result(ids, "".join(pieces), stats)
+    def context(self) -> Context:
+        return Context(self.ids, self.prompt_text, bytes(self.text))
+
+    def commit(self, new: list[int], table: tuple[bytes, ...]) -> None:
+        self.ids.extend(new)
+        for token in new:
+            self.text += table[token]
+        self.stats.generated_tokens += len(new)
 
 
 class Engine:
     """The target: a Backend (its prefix-keyed cache, token-to-bytes table, EOS ids)."""
 
-    def __init__(self, backend: Backend, tokenizer=None):
-        """`Engine(backend)`; `Engine(mlx_model, tokenizer)` wraps the model in the MLX backend."""
-        if tokenizer is not None and not isinstance(backend, Backend):
-            from decoder.backends.mlx import MLXBackend
-
-            backend = MLXBackend(backend, tokenizer)
-        self.runner = as_backend(backend)
-        self.tokenizer = self.runner.tokenizer
-        self.table = self.runner.table
-        self.eos = self.runner.eos_ids
-        self.context_length = self.runner.context_length
-
-    @property
-    def model(self):
-        """The backend's model object (an mlx-lm module, or llama.cpp's model handle)."""
-        return getattr(self.runner, "model", None)
+    def __init__(self, backend: Backend):
+        self.runner = backend
+        self.tokenizer = backend.tokenizer
+        self.table = backend.table
+        self.eos = backend.eos_ids
+        self.context_length = backend.context_length
 
     def encode(self, text: str) -> list[int]:
         """The prompt as the target sees it: its own BOS (if it uses one) and its tokens."""
@@ -117,73 +111,77 @@ class Engine:
             raise PromptTooLong(
                 f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}"
             )
-        stats, keys, clock = RunStats(prompt_tokens=len(prompt_ids)), Keys(sampling.seed), Clock()
+        run = Run(list(prompt_ids), len(prompt_ids), prompt_text, max_tokens, sampling)
         stream = TextStream(self.table)
         try:
-            logits = self.runner.sync(prompt_ids, should_stop)
+            first = self._prefill(run, should_stop)
         except Stopped:
-            stats.stop_reason = "cancelled"
-            yield Chunk([], "", stats, done=True)
+            run.stats.stop_reason = "cancelled"
+            yield Chunk([], "", run.stats, done=True)
             return
-        y = int(choose(logits[None], sampling, keys.next())[0])
-        stats.prefilled_tokens, stats.prefill_seconds = self.runner.prefilled, clock.lap()
-        ids, generated = [*prompt_ids, y], bytearray(self.table[y])
-        stats.generated_tokens = 1
-        yield Chunk([y], stream.add([y]), stats)
-        while not (stop := self._stop_reason(ids, len(prompt_ids), max_tokens, should_stop)):
-            choice = policy.choose(Context(ids, prompt_text, bytes(generated)), stats)
-            if choice.reason not in stats.reasons:
-                stats.reasons.append(choice.reason)
-            k = min(
-                choice.k,
-                max_tokens - (len(ids) - len(prompt_ids)) - 1,
-                self.context_length - len(ids) - 1,
-            )
-            other_s = clock.lap()
-            draft, draft_s = NO_DRAFT, 0.0
-            if choice.drafter is not None and k > 0:
-                ctx = Context(ids, prompt_text, bytes(generated))
-                draft, draft_s = timed(choice.drafter, ctx, k, sampling, keys)
-                draft.ids = draft.ids[:k]
-            clock.lap()
-            logits = self.runner.forward([y, *draft.ids])
-            n, y = accept(logits, draft, sampling, keys)
-            verify_s = clock.lap()
-            new = [*draft.ids[:n], y]
-            cut = next((i for i, t in enumerate(new) if t in self.eos), len(new) - 1)
-            self.runner.rewind(len(draft.ids) - n + len(new) - 1 - cut)
-            new, y = new[: cut + 1], new[cut]
-            ids.extend(new)
-            for t in new:
-                generated += self.table[t]
-            stats.generated_tokens += len(new)
-            text = stream.add(new)
-            stats.cycles.append(
-                Cycle(
-                    drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
-                    k=k if choice.drafter else 0,
-                    drafted=len(draft.ids),
-                    accepted=n,
-                    emitted=len(new),
-                    draft_s=draft_s,
-                    translate_s=draft.translate_s,
-                    verify_s=verify_s,
-                    other_s=other_s + clock.lap(),
-                    reason=choice.reason,
-                    passes=draft.passes,
-                    synced=draft.synced,
-                )
-            )
-            yield Chunk(new, text, stats)
-        stats.stop_reason = stop
-        yield Chunk([], stream.flush(), stats, done=True)
+        yield Chunk(first, stream.add(first), run.stats)
+        while not (stop := self._stop_reason(run, should_stop)):
+            new = self._cycle(run, policy)
+            yield Chunk(new, stream.add(new), run.stats)
+        run.stats.stop_reason = stop
+        yield Chunk([], stream.flush(), run.stats, done=True)
 
-    def _stop_reason(self, ids, n_prompt, max_tokens, should_stop) -> str:
-        if ids[-1] in self.eos:
+    def _prefill(self, run: Run, should_stop: Callable[[], bool] | None) -> list[int]:
+        """Feed the prompt (what the cache lacks of it) and choose the first token."""
+        logits = self.runner.sync(run.ids, should_stop)
+        y = int(choose(logits[None], run.sampling, run.keys.next())[0])
+        run.stats.prefilled_tokens, run.stats.prefill_seconds = (
+            self.runner.prefilled,
+            run.clock.lap(),
+        )
+        run.commit([y], self.table)
+        return [y]
+
+    def _cycle(self, run: Run, policy: Policy) -> list[int]:
+        """Draft, verify the draft in one target pass, commit what it accepts, rewind the rest."""
+        choice = policy.choose(run.context(), run.stats)
+        if choice.reason not in run.stats.reasons:
+            run.stats.reasons.append(choice.reason)
+        room = min(run.max_tokens - run.generated, self.context_length - len(run.ids))
+        k = min(choice.k, room - 1)
+        other_s = run.clock.lap()
+        draft, draft_s = NO_DRAFT, 0.0
+        if choice.drafter is not None and k > 0:
+            draft, draft_s = timed(choice.drafter, run.context(), k, run.sampling, run.keys)
+            draft.ids = draft.ids[:k]
+        run.clock.lap()
+        logits = self.runner.forward([run.ids[-1], *draft.ids])
+        n, y = accept(logits, draft, run.sampling, run.keys)
+        verify_s = run.clock.lap()
+        new = [*draft.ids[:n], y]
+        cut = next((i for i, t in enumerate(new) if t in self.eos), len(new) - 1)
+        self.runner.rewind(len(draft.ids) - n + len(new) - 1 - cut)  # y and past an EOS
+        new = new[: cut + 1]
+        run.commit(new, self.table)
+        run.stats.cycles.append(
+            Cycle(
+                drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
+                k=k if choice.drafter else 0,
+                drafted=len(draft.ids),
+                accepted=n,
+                emitted=len(new),
+                draft_s=draft_s,
+                translate_s=draft.translate_s,
+                verify_s=verify_s,
+                other_s=other_s + run.clock.lap(),
+                reason=choice.reason,
+                passes=draft.passes,
+                synced=draft.synced,
+            )
+        )
+        return new
+
+    def _stop_reason(self, run: Run, should_stop: Callable[[], bool] | None) -> str:
+        if run.ids[-1] in self.eos:
             return "eos"
-        if len(ids) - n_prompt >= max_tokens:
+        if run.generated >= run.max_tokens:
             return "max_tokens"
-        if len(ids) >= self.context_length:
+        if len(run.ids) >= self.context_length:
             return "context"
         if should_stop is not None and should_stop():
             return "cancelled"

@@ -1,7 +1,8 @@
 """From settings to a running engine: load the models once, build drafters and policies.
 
 The CLI, the language server and the benchmarks all go through here, so a drafter or a policy
-means the same thing everywhere.
+means the same thing everywhere. `load` gives the local Pipeline, or an inference server's
+RemoteEngine for a URL target; both are a `Generator`.
 """
 
 from __future__ import annotations
@@ -11,109 +12,117 @@ from dataclasses import dataclass, field
 
 from decoder.backends.base import Backend
 from decoder.backends.models import Model, load_model
-from decoder.backends.remote import RemoteEngine, is_remote
-from decoder.config import ConfigError, Settings
-from decoder.drafting.cascade import CascadeDrafter
-from decoder.drafting.cross import CrossDrafter
-from decoder.drafting.drafter import Drafter, ModelDrafter
-from decoder.drafting.lookup import LookupDrafter
-from decoder.engine import Chunk, Engine, FixedPolicy, Policy
-from decoder.policy import AutoPolicy, Costs, measure_costs
+from decoder.config import ConfigError, Settings, is_remote
+from decoder.drafting import registry
+from decoder.drafting.drafter import Drafter
+from decoder.engine import Engine, FixedPolicy, Policy
+from decoder.generation import Chunk, Generator
+from decoder.policy import AutoPolicy
+from decoder.pricing import Costs, measure_costs
+from decoder.remote import RemoteEngine
 from decoder.sampling import Sampling
-from decoder.vocab import token_bytes
 
 INEXACT = "its batched verification is not bit-identical to one-token decoding"
+COST_PROBE = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
 
 
 @dataclass
 class Pipeline:
+    """Our own engine: the target, the drafter model if loaded, and every drafter they allow."""
+
     settings: Settings
     target: Model
-    engine: Engine
     drafter_model: Model | None = None
     drafters: dict[str, Drafter] = field(default_factory=dict)
     _costs: Costs | None = None
 
+    def __post_init__(self) -> None:
+        self.engine = Engine(self.target.backend)
+        if not self.drafters:
+            self.drafters = self._build_drafters()
+
     @classmethod
     def load(cls, settings: Settings, *, progress: bool = True) -> Pipeline:
-        """Load the target, and the drafter model for the `model` and `auto` drafters.
+        """Load the target, and the drafter model when the drafter needs one.
 
-        `auto` treats the drafter model as optional: if it cannot serve this target, the policy
-        simply never gets to choose it.
+        `auto` on a target whose batches are not exact decodes plain, so it loads no drafter
+        model and measures no costs.
         """
-        target = _load(settings, settings.target, settings.target_backend, progress)
-        pipe = cls(settings, target, Engine(backend_of(target, settings)))
-        pipe.drafters["lookup"] = LookupDrafter()
-        speculates = settings.drafter != "auto" or pipe.exact
-        if settings.drafter in ("model", "cascade", "auto") and speculates:
-            drafter = _load(
-                settings, settings.drafter_model, settings.drafter_model_backend, progress
-            )
-            try:
-                pipe.attach_drafter_model(drafter)
-            except ConfigError:
-                if settings.drafter != "auto":
-                    raise
+        target = load_model(settings.target, settings, settings.target_backend, progress=progress)
+        speculates = settings.drafter != "auto" or target.backend.exact_batches
+        drafter = None
+        if registry.needs_model(settings.drafter) and speculates:
+            engine = settings.drafter_model_backend
+            drafter = load_model(settings.drafter_model, settings, engine, progress=progress)
+        pipe = cls(settings, target, drafter)
         if settings.drafter == "auto" and speculates:
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
         return pipe
+
+    def _build_drafters(self) -> dict[str, Drafter]:
+        model = self.drafter_model.backend if self.drafter_model else None
+        parts = registry.Parts(self.engine.runner, model, self.settings.translation)
+        return registry.build(parts)
 
     @property
     def exact(self) -> bool:
         """Whether verified drafts give exactly plain greedy decoding's output on this target."""
         return self.engine.runner.exact_batches
 
-    def attach_drafter_model(self, drafter: Model) -> None:
-        """Use `drafter` as the model drafter (across tokenizers when the vocabularies differ)."""
-        self.drafter_model = drafter
-        runner = backend_of(drafter, self.settings)
-        if token_bytes(drafter.tokenizer) == token_bytes(self.target.tokenizer):
-            self.drafters["model"] = ModelDrafter(runner, len(token_bytes(self.target.tokenizer)))
-        else:
-            self.drafters["model"] = CrossDrafter(
-                runner, drafter.tokenizer, self.target.tokenizer, self.settings.translation
-            )
-        lookup = self.drafters.setdefault("lookup", LookupDrafter())
-        self.drafters["cascade"] = CascadeDrafter(lookup, self.drafters["model"], self.engine.table)
-
     @property
     def costs(self) -> Costs:
         """Speculation costs on this machine, measured once (about a second) on first use."""
         if self._costs is None:
-            text = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
             runner = self.drafter_runner
-            drafter_ids = self.drafter_model.tokenizer.encode(text) if runner is not None else None
+            drafter_ids = runner.tokenizer.encode(COST_PROBE) if runner is not None else None
             self._costs = measure_costs(
-                self.engine.runner, self.engine.encode(text), runner, drafter_ids
+                self.engine.runner, self.engine.encode(COST_PROBE), runner, drafter_ids
             )
         return self._costs
 
     @property
     def drafter_runner(self) -> Backend | None:
         """The Backend running the drafter model, if one is loaded."""
-        return getattr(self.drafters.get("model"), "runner", None)
+        return self.drafter_model.backend if self.drafter_model else None
+
+    def _backends(self) -> list[Backend]:
+        return [b for b in (self.engine.runner, self.drafter_runner) if b is not None]
 
     def select(self, key: str | None) -> None:
         """Make the prefix caches of `key` (a document) current, the target's and the drafter's.
 
         Switching files then reuses each model's prompt cache instead of prefilling again.
         """
-        self.engine.runner.select(key)
-        if self.drafter_runner is not None:
-            self.drafter_runner.select(key)
+        for backend in self._backends():
+            backend.select(key)
 
     def reset(self) -> None:
-        """Forget the cached prompts (benchmarks measure requests without them)."""
-        self.engine.runner.reset()
-        if self.drafter_runner is not None:
-            self.drafter_runner.reset()
+        for backend in self._backends():
+            backend.reset()
 
     def describe(self) -> dict:
-        """Backends, builds, threads and models of the target and the drafter model."""
+        """Backends, builds, threads and models; the drafters; exactness and measured costs."""
         out = {"target": self.engine.runner.describe()}
         if self.drafter_runner is not None:
             out["drafter"] = self.drafter_runner.describe()
+        out["drafters"] = ", ".join(self.drafters)
+        out["exact"] = "yes" if self.exact else f"no: {INEXACT}; auto decodes plain"
+        out["costs"] = self._costs.describe() if self._costs else "not measured"
         return out
+
+    def apply(self, settings: Settings) -> None:
+        """New settings that need no reload; a new translation mode rebuilds the drafters."""
+        rebuild = settings.translation != self.settings.translation
+        self.settings = settings
+        if rebuild:
+            self.drafters = self._build_drafters()
+
+    def watch(self, on_health: Callable[[bool, str], None]) -> None:
+        """Models in this process do not go down."""
+
+    def close(self) -> None:
+        self.drafters = {}
+        self.drafter_model = None
 
     def policy(
         self,
@@ -141,13 +150,8 @@ class Pipeline:
         if mode == "auto":
             from polish.content import classify
 
-            return AutoPolicy(
-                self.drafters,
-                self.costs,
-                classify(text, cursor) if text else None,
-                override=override,
-                k_max=k,
-            )
+            content = classify(text, cursor) if text else None
+            return AutoPolicy(self.drafters, self.costs, content, override=override, k_max=k)
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
         inexact = f"fixed: {mode}, k={k}; {name}: {INEXACT}, output may differ from plain"
@@ -176,33 +180,8 @@ class Pipeline:
         )
 
 
-def load(settings: Settings, *, progress: bool = True) -> Pipeline | RemoteEngine:
-    """The engine `settings` ask for: an inference server for a URL target, else local models.
-
-    Both answer `policy(...)` and `continue_text(...)` with the same Chunk and RunStats shapes.
-    """
+def load(settings: Settings, *, progress: bool = True) -> Generator:
+    """The engine `settings` ask for: an inference server for a URL target, else local models."""
     if is_remote(settings.target):
         return RemoteEngine.connect(settings)
     return Pipeline.load(settings, progress=progress)
-
-
-def _load(settings: Settings, spec: str, backend: str, progress: bool) -> Model:
-    return load_model(
-        spec,
-        dtype=settings.dtype,
-        progress=progress,
-        backend=backend,
-        threads=settings.threads,
-        gpu_layers=settings.gpu_layers,
-        prefix_cache_mb=settings.prefix_cache_mb,
-    )
-
-
-def backend_of(model: Model, settings: Settings | None = None) -> Backend:
-    """The Backend running `model`: llama.cpp models are their backend; MLX models get a runner."""
-    if model.backend != "mlx":
-        return model.model
-    from decoder.backends.mlx import MLXBackend
-
-    mb = settings.prefix_cache_mb if settings else Settings().prefix_cache_mb
-    return MLXBackend(model.model, model.tokenizer, prefix_cache_mb=mb, path=str(model.path))

@@ -9,28 +9,20 @@ are structured into typed classes; a wrong shape is a one-line invalid-params er
 
 from __future__ import annotations
 
-import asyncio
-import time
-from functools import partial
 from typing import TypeVar
 
 import attrs
 import cattrs
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams
 
-from decoder.backends.remote import RemoteEngine
-from decoder.stats import RunStats
-
-from .compat import progress_cancelled
-from .completion import align, build_prompt
-from .documents import MODES, position_at
-from .errors import engine_work
+from .completion import build_prompt
+from .continuing import Continuation
+from .documents import MODES
 from .inline import cancel_prepared
 from .language_server import BielikServer
 from .settings import camel, snake
 from .status import memory_mb, peak_memory_mb
-from .worker import Ticket
 
 CONTINUE = "bielik.continueDocument"
 TOGGLE = "bielik.toggleSpeculation"
@@ -141,8 +133,8 @@ def show_stats(ls: BielikServer, args: tuple) -> dict:
         memory_mb=memory_mb(),
         peak_memory_mb=peak_memory_mb(),
     )
-    if isinstance(ls.worker.pipe, RemoteEngine):
-        report["server"] = ls.worker.pipe.describe()  # never the API key
+    if ls.worker.pipe is not None:
+        report["engine"] = ls.worker.pipe.describe()  # never an API key
     return report
 
 
@@ -164,182 +156,13 @@ def accepted(ls: BielikServer, args: tuple) -> None:
 
 
 async def continue_document(ls: BielikServer, args: tuple) -> dict:
-    """Generate at a position (default: end of the document), streaming versioned edits.
-
-    Stops at the token budget, the end of a paragraph, a progress or request cancel, or as soon
-    as the document differs from what our own edits made of it (the user typed). Inline
-    requests go first: the run steps aside between cycles and resumes after them.
-    """
+    """Generate at a position (default: end of the document), streaming versioned edits."""
     values = parse(ContinueArgs, args)
-    uri = values.uri
-    doc = ls.document(uri)
-    max_tokens = values.max_tokens or ls.config.server.continue_max_tokens
+    doc = ls.document(values.uri)
     offset = len(doc.source) if values.position is None else ls.offset(doc, values.position)
     ls.require_engine()
-    ls.supersession.supersede(uri)
-    cancel_prepared(ls, uri)
-
+    ls.supersession.supersede(values.uri)
+    cancel_prepared(ls, values.uri)
     prompt = build_prompt(doc.source[:offset], ls.config.server.max_prompt_chars)
-    mode, _, drafter, _ = ls.speculation(uri, doc.source)
-    ticket = Ticket(yields_to=lambda: ls.worker.urgent > 0)
-    token = await ls.start_progress("Bielik: continuing the document", cancellable=True)
-    if token is not None and (cancelled := progress_cancelled(ls, token)) is not None:
-        cancelled.add_done_callback(lambda _: ticket.cancel())
-
-    loop = asyncio.get_running_loop()
-    arrived: asyncio.Queue[str] = asyncio.Queue()
-    expected, version, streamed, applied, stop = doc.source, doc.version, "", "", ""
-    generated, resumed, stats = 0, 0, RunStats()
-
-    def run(text: str, budget: int) -> asyncio.Future:
-        return asyncio.ensure_future(
-            ls.worker.call(
-                partial(
-                    ls.worker.generate,
-                    text,
-                    max_tokens=budget,
-                    drafter=drafter,
-                    override=mode,
-                    ticket=ticket,
-                    key=uri,
-                    enough=lambda text: _paragraph_end(text) is not None,
-                    on_text=lambda text, _: loop.call_soon_threadsafe(arrived.put_nowait, text),
-                )
-            )
-        )
-
-    job = run(prompt.text, max_tokens)
-    started = time.monotonic()
-    with engine_work(ticket):
-        try:
-            while not stop:
-                if arrived.empty() and not job.done():
-                    waiter = asyncio.ensure_future(arrived.get())
-                    await asyncio.wait([waiter, job], return_when=asyncio.FIRST_COMPLETED)
-                    if waiter.done():
-                        streamed += waiter.result()
-                    else:
-                        waiter.cancel()
-                while not arrived.empty():
-                    streamed += arrived.get_nowait()
-                text = align(streamed, prompt)
-                if text is None:
-                    stop = "glued"  # the model went on with the word before a typed space
-                    break
-                end = _paragraph_end(text)
-                pending = (text if end is None else text[:end])[len(applied) :]
-                if pending:
-                    if not _unchanged(ls, uri, expected):
-                        stop = "edited"
-                        break
-                    at = offset + len(applied)
-                    if not await _insert(ls, uri, version, expected, at, pending):
-                        stop = "rejected"
-                        break
-                    expected = expected[:at] + pending + expected[at:]
-                    applied += pending
-                    if not await _echoed(ls, uri, expected):
-                        stop = "edited"
-                        break
-                    version = ls.documents.get(uri).version
-                    if token is not None:
-                        ls.work_done_progress.report(
-                            token,
-                            types.WorkDoneProgressReport(
-                                message=f"{len(applied)} characters in "
-                                f"{time.monotonic() - started:.1f}s"
-                            ),
-                        )
-                if end is not None:
-                    stop = "paragraph"
-                elif job.done() and arrived.empty():
-                    result = job.result()
-                    stats = result.stats
-                    generated += result.stats.generated_tokens
-                    if result.stats.generated_tokens:
-                        ls.stats.add_run(uri, result.stats, result.stop)
-                    if not (result.stop == "cancelled" and ticket.yielding) or ticket.cancelled:
-                        stop = result.stop
-                    elif generated < max_tokens:  # stepped aside for inline requests: resume
-                        await ls.worker.calm()
-                        resumed += 1
-                        job = run(prompt.text + streamed, max_tokens - generated)
-                    else:
-                        stop = "max_tokens"
-        except BaseException as e:  # the editor's progress bar ends whatever stopped the run
-            cancelled = isinstance(e, asyncio.CancelledError)
-            ls.end_progress(token, "cancelled" if cancelled else "failed")
-            raise
-        finally:
-            ticket.cancel()
-    await asyncio.gather(job, return_exceptions=True)
-    ls.end_progress(token, f"stopped: {stop}")
-    ls.send_status(uri)
-    return {
-        "uri": uri,
-        "text": applied,
-        "stopReason": stop,
-        "tokens": generated,
-        "resumed": resumed,  # times it stepped aside for inline requests
-        "stats": stats.to_dict(per_cycle=False),  # of the last stretch
-    }
-
-
-async def _insert(
-    ls: BielikServer, uri: str, version: int, text: str, at: int, new_text: str
-) -> bool:
-    """Ask the client to insert `new_text` at code point `at` of version `version`."""
-    line, character = position_at(text, at, ls.encoding)
-    pos = types.Position(line=line, character=character)
-    try:
-        result = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(
-                edit=types.WorkspaceEdit(
-                    document_changes=[
-                        types.TextDocumentEdit(
-                            text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                uri=uri, version=version
-                            ),
-                            edits=[
-                                types.TextEdit(
-                                    range=types.Range(start=pos, end=pos), new_text=new_text
-                                )
-                            ],
-                        )
-                    ]
-                )
-            )
-        )
-    except JsonRpcException:  # a client without workspace/applyEdit
-        return False
-    return result.applied
-
-
-def _paragraph_end(text: str) -> int | None:
-    """Where the first paragraph of generated text ends (a blank line after some content)."""
-    content = len(text) - len(text.lstrip())
-    blank = text.find("\n\n", content)
-    return blank if blank >= 0 and text[content:blank].strip() else None
-
-
-def _unchanged(ls: BielikServer, uri: str, expected: str) -> bool:
-    doc = ls.documents.get(uri)
-    return doc is not None and doc.source == expected
-
-
-async def _echoed(ls: BielikServer, uri: str, expected: str) -> bool:
-    """Wait for the didChange that echoes our edit; False if the text became anything else."""
-    deadline = time.monotonic() + EDIT_ECHO_S
-    while not _unchanged(ls, uri, expected):
-        event = ls.changes.get(uri)
-        remaining = deadline - time.monotonic()
-        if event is None or remaining <= 0:
-            return False
-        event.clear()
-        if _unchanged(ls, uri, expected):
-            return True
-        try:
-            await asyncio.wait_for(event.wait(), remaining)
-        except TimeoutError:
-            return False
-    return True
+    budget = values.max_tokens or ls.config.server.continue_max_tokens
+    return await Continuation(ls, values.uri, prompt, offset, budget).run()

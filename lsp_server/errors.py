@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from pygls.exceptions import JsonRpcException
 
-from decoder.backends.remote import ServerError
 from decoder.config import ConfigError
 from decoder.engine import PromptTooLong
+from decoder.remote import ServerError
 
 from .worker import Ticket
 

@@ -60,67 +60,70 @@ async def _complete(
 ) -> types.InlineCompletionList:
     uri = params.text_document.uri
     doc = ls.document(uri)
-    options = ls.config.server
-    if not options.serves(uri, doc.language_id):
+    if not ls.config.server.serves(uri, doc.language_id):
         return NOTHING
     offset = ls.offset(doc, params.position)
     before, after = doc.source[:offset], doc.source[offset:]
     ls.stats.count(uri, "requests")
+    suggestion = await _ready(ls, uri, before, after, arrived)
+    if suggestion is None:
+        suggestion = await _compute(ls, uri, before, after, arrived)
+    return _deliver(ls, uri, params.position, suggestion) if suggestion else NOTHING
 
-    if (pending := await _await_prepared(ls, uri, before, after, arrived)) is not None:
-        return _deliver(ls, uri, params.position, pending)
+
+async def _ready(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> str | None:
+    """A suggestion already made for this text: prepared ahead, or in the cache."""
+    if (prepared := await _await_prepared(ls, uri, before, after, arrived)) is not None:
+        return prepared
     cached = ls.cache.get(uri, before, after)
     if cached is not None:
         ls.stats.count(uri, "cache_hits")
-        return _deliver(ls, uri, params.position, cached)
-    if ls.worker.state in ("loading", "unavailable"):
-        return NOTHING  # the status already says why
-    ls.require_engine()
+    return cached
 
+
+async def _compute(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> str:
+    """A new suggestion from the engine ("" when there is none); the next one prepared behind."""
+    if ls.worker.state in ("loading", "unavailable"):
+        return ""  # the status already says why
+    ls.require_engine()
+    options = ls.config.server
     prompt = build_prompt(before, options.max_prompt_chars)
     if not prompt.text.strip():
-        return NOTHING
-    mode, source, drafter, reason = ls.speculation(uri, doc.source)
+        return ""
     ticket = Ticket(options.time_budget_ms / 1000, arrived=arrived)
     show_at = arrived + options.suggestion_ms / 1000
+    result = await _run(ls, uri, before + after, prompt, ticket, show_at)
+    if result is None or ticket.cancelled:
+        ls.stats.count(uri, "superseded")
+        return ""
+    suggestion = _suggestion(result, prompt, after)
+    if suggestion:
+        ls.cache.put(uri, before, after, suggestion)
+        if options.prepare_next and result.stop != "eos":
+            prepare(ls, uri, before + suggestion, after)
+    return suggestion
+
+
+async def _run(
+    ls: BielikServer, uri: str, source: str, prompt: Prompt, ticket: Ticket, show_at: float
+) -> Generated | None:
+    """After the debounce, unless a newer request came, one engine run ahead of background work."""
+    options = ls.config.server
+    mode, _, drafter, _ = ls.speculation(uri, source)
     ls.supersession.start(uri, ticket)
     try:
         with engine_work(ticket):
             await asyncio.sleep(options.debounce_ms / 1000)
             if not ls.supersession.is_current(uri, ticket):
-                ls.stats.count(uri, "superseded")
-                return NOTHING
-            result = await ls.worker.call(
-                partial(
-                    _generate,
-                    ls,
-                    uri,
-                    prompt,
-                    drafter,
-                    mode,
-                    ticket,
-                    options.inline_max_tokens,
-                    show_at,
-                ),
-                urgent=True,
-            )
+                return None
+            budget = options.inline_max_tokens
+            work = partial(_generate, ls, uri, prompt, drafter, mode, ticket, budget, show_at)
+            result = await ls.worker.call(work, urgent=True)
     finally:
         ls.supersession.finish(uri, ticket)
-
-    f = ls.stats.file(uri)
-    f.speculation, f.source, f.drafter, f.reason = mode, source, drafter, reason
     ls.stats.add_run(uri, result.stats, result.stop)
-    ls.send_status(uri)
-    if ticket.cancelled:
-        ls.stats.count(uri, "superseded")
-        return NOTHING
-    suggestion = _suggestion(result, prompt, after)
-    if not suggestion:
-        return NOTHING
-    ls.cache.put(uri, before, after, suggestion)
-    if options.prepare_next and result.stop != "eos":
-        prepare(ls, uri, before + suggestion, after)
-    return _deliver(ls, uri, params.position, suggestion)
+    ls.publish_speculation(uri, source)
+    return result
 
 
 def _generate(

@@ -18,9 +18,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from decoder.backends.remote import RemoteEngine
 from decoder.config import ConfigError, Settings
-from decoder.pipeline import Pipeline
 
 from .compat import Protocol
 from .completion import SuggestionCache
@@ -175,8 +173,8 @@ class BielikServer(LanguageServer):
             self.show(f"{message}; retrying in the background", types.MessageType.Warning)
 
     def watch_server(self) -> None:
-        """Follow a remote engine's health from its background probe (on this event loop)."""
-        if not isinstance(self.worker.pipe, RemoteEngine):
+        """Follow the engine's health (an inference server's background probe) on this loop."""
+        if self.worker.pipe is None:
             return
         loop = asyncio.get_running_loop()
         self.worker.pipe.watch(
@@ -203,7 +201,7 @@ class BielikServer(LanguageServer):
         if needs_reload(old.engine, new.engine) or self.worker.state == "error":
             self.load_models()
         elif self.worker.state == "ready":
-            asyncio.ensure_future(self.worker.call(_use_settings, self.worker, new.engine))
+            asyncio.ensure_future(self.worker.call(self.worker.apply, new.engine))
         return True  # during a load, the load loop applies the newest settings when it ends
 
     def load_models(self) -> asyncio.Task:
@@ -228,28 +226,9 @@ class BielikServer(LanguageServer):
             self.send_status()
             await self.worker.load(loaded, self.config.server.load_timeout_s)
         if self.worker.state == "ready" and self.config.engine != loaded:
-            await self.worker.call(_use_settings, self.worker, self.config.engine)
+            await self.worker.call(self.worker.apply, self.config.engine)
         self.watch_server()
         self.send_status()
         if self.worker.state == "error":
             self.show(f"cannot load the model: {self.worker.error}")
         self.end_progress(await progress, "ready" if self.worker.state == "ready" else "failed")
-
-
-def _use_settings(worker: Worker, settings: Settings) -> None:
-    """On the engine thread: apply settings that need no reload.
-
-    A new translation mode rebuilds the cross-tokenizer drafter, which is cheap.
-    """
-    pipe = worker.pipe
-    if pipe is None:
-        return
-    translation_changed = pipe.settings.translation != settings.translation
-    pipe.settings = settings
-    if (
-        isinstance(pipe, Pipeline)
-        and translation_changed
-        and pipe.drafter_model is not None
-        and "model" in pipe.drafters
-    ):
-        pipe.attach_drafter_model(pipe.drafter_model)

@@ -2,7 +2,7 @@
 
 inline.py (suggestions), commands.py, language_server.py (state, configuration, loading),
 worker.py (engine thread, tickets), completion.py and documents.py (pure text logic),
-settings.py and status.py.
+settings.py and status.py. `build` registers them from the two tables at the bottom.
 """
 
 from __future__ import annotations
@@ -23,110 +23,134 @@ from .settings import SECTION
 
 DID_SHOW = "textDocument/didShowCompletion"  # Copilot's notifications, recorded in stats
 DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
+log = logging.getLogger("bielik-lsp")
+
+
+def initialize(ls: BielikServer, params: types.InitializeParams) -> None:
+    try:
+        ls.config = ls.config.updated(params.initialization_options)
+    except ConfigError as e:
+        ls.pending_error = f"initializationOptions not applied: {e}"
+
+
+def initialized(ls: BielikServer, params: types.InitializedParams) -> None:
+    if ls.pending_error:
+        ls.show(ls.pending_error)
+    ls.load_models()  # never waits for the client (progress is best effort)
+
+
+async def did_change_configuration(
+    ls: BielikServer, params: types.DidChangeConfigurationParams
+) -> None:
+    values = params.settings
+    if not values:  # pull model: the client sends an empty notification, we ask
+        try:
+            values = (
+                await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                )
+            )[0]
+        except Exception as e:  # a client without workspace/configuration
+            log.info("no workspace/configuration: %s", e)
+            return
+    if ls.apply_config(values):
+        ls.send_status()
+
+
+def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
+    doc = ls.documents.open(params.text_document)
+    ls.changes.setdefault(doc.uri, asyncio.Event())
+    ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
+
+
+def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.supersession.supersede(uri)
+    try:
+        ls.documents.change(params, ls.encoding)
+    except PositionError as e:
+        ls.report_once(None, f"{uri}: an edit did not fit the document ({e}); reopen it")
+    ls.changes.setdefault(uri, asyncio.Event()).set()
+
+
+def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.supersession.supersede(uri)
+    inline.cancel_prepared(ls, uri)
+    ls.documents.close(uri)
+    ls.changes.pop(uri, None)
+
+
+async def inline_completion(
+    ls: BielikServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    return await inline.complete(ls, params, arrived=time.monotonic())
+
+
+def did_show(ls: BielikServer, params) -> None:
+    if (uri := inline.uri_of_item(ls, params)) is not None:
+        ls.stats.count(uri, "shown")
+
+
+def did_partially_accept(ls: BielikServer, params) -> None:
+    if (uri := inline.uri_of_item(ls, params)) is not None:
+        length = getattr(params, "acceptedLength", 0)
+        ls.stats.count(uri, "partially_accepted")
+        if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+            ls.stats.count(uri, "accepted_chars", length)
+
+
+async def continue_document(ls: BielikServer, *args) -> dict:
+    request_id = track_command(ls)  # so $/cancelRequest cancels the run
+    try:
+        return await commands.continue_document(ls, args)
+    finally:
+        untrack_command(ls, request_id)
+
+
+def toggle_speculation(ls: BielikServer, *args) -> dict:
+    return commands.toggle_speculation(ls, args)
+
+
+def show_stats(ls: BielikServer, *args) -> dict:
+    return commands.show_stats(ls, args)
+
+
+async def reload(ls: BielikServer, *args) -> dict:
+    return await commands.reload(ls, args)
+
+
+def accepted(ls: BielikServer, *args) -> None:
+    commands.accepted(ls, args)
+
+
+FEATURES = (
+    (types.INITIALIZE, initialize, None),
+    (types.INITIALIZED, initialized, None),
+    (types.WORKSPACE_DID_CHANGE_CONFIGURATION, did_change_configuration, None),
+    (types.TEXT_DOCUMENT_DID_OPEN, did_open, None),
+    (types.TEXT_DOCUMENT_DID_CHANGE, did_change, None),
+    (types.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
+    (types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_completion, types.InlineCompletionOptions()),
+    (DID_SHOW, did_show, None),
+    (DID_PARTIALLY_ACCEPT, did_partially_accept, None),
+)
+COMMANDS = (
+    (commands.CONTINUE, continue_document),
+    (commands.TOGGLE, toggle_speculation),
+    (commands.STATS, show_stats),
+    (commands.RELOAD, reload),
+    (inline.ACCEPTED, accepted),
+)
 
 
 def build(settings: Settings) -> BielikServer:
-    """A server with every feature registered (separate from `serve` for tests)."""
+    """A server with every feature and command registered (separate from `serve` for tests)."""
     ls = BielikServer(settings)
-
-    @ls.feature(types.INITIALIZE)
-    def initialize(ls: BielikServer, params: types.InitializeParams) -> None:
-        try:
-            ls.config = ls.config.updated(params.initialization_options)
-        except ConfigError as e:
-            ls.pending_error = f"initializationOptions not applied: {e}"
-
-    @ls.feature(types.INITIALIZED)
-    def initialized(ls: BielikServer, params: types.InitializedParams) -> None:
-        if ls.pending_error:
-            ls.show(ls.pending_error)
-        ls.load_models()  # never waits for the client (progress is best effort)
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: BielikServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        values = params.settings
-        if not values:  # pull model: the client sends an empty notification, we ask
-            try:
-                values = (
-                    await ls.workspace_configuration_async(
-                        types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                    )
-                )[0]
-            except Exception as e:  # a client without workspace/configuration
-                logging.getLogger("bielik-lsp").info("no workspace/configuration: %s", e)
-                return
-        if ls.apply_config(values):
-            ls.send_status()
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
-        doc = ls.documents.open(params.text_document)
-        ls.changes.setdefault(doc.uri, asyncio.Event())
-        ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.supersession.supersede(uri)
-        try:
-            ls.documents.change(params, ls.encoding)
-        except PositionError as e:
-            ls.report_once(None, f"{uri}: an edit did not fit the document ({e}); reopen it")
-        ls.changes.setdefault(uri, asyncio.Event()).set()
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.supersession.supersede(uri)
-        inline.cancel_prepared(ls, uri)
-        ls.documents.close(uri)
-        ls.changes.pop(uri, None)
-
-    @ls.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
-    async def inline_completion(
-        ls: BielikServer, params: types.InlineCompletionParams
-    ) -> types.InlineCompletionList:
-        return await inline.complete(ls, params, arrived=time.monotonic())
-
-    @ls.feature(DID_SHOW)
-    def did_show(ls: BielikServer, params) -> None:
-        if (uri := inline.uri_of_item(ls, params)) is not None:
-            ls.stats.count(uri, "shown")
-
-    @ls.feature(DID_PARTIALLY_ACCEPT)
-    def did_partially_accept(ls: BielikServer, params) -> None:
-        if (uri := inline.uri_of_item(ls, params)) is not None:
-            length = getattr(params, "acceptedLength", 0)
-            ls.stats.count(uri, "partially_accepted")
-            if isinstance(length, int) and not isinstance(length, bool) and length > 0:
-                ls.stats.count(uri, "accepted_chars", length)
-
-    @ls.command(commands.CONTINUE)
-    async def continue_document(ls: BielikServer, *args) -> dict:
-        request_id = track_command(ls)
-        try:
-            return await commands.continue_document(ls, args)
-        finally:
-            untrack_command(ls, request_id)
-
-    @ls.command(commands.TOGGLE)
-    def toggle_speculation(ls: BielikServer, *args) -> dict:
-        return commands.toggle_speculation(ls, args)
-
-    @ls.command(commands.STATS)
-    def show_stats(ls: BielikServer, *args) -> dict:
-        return commands.show_stats(ls, args)
-
-    @ls.command(commands.RELOAD)
-    async def reload(ls: BielikServer, *args) -> dict:
-        return await commands.reload(ls, args)
-
-    @ls.command(inline.ACCEPTED)
-    def accepted(ls: BielikServer, *args) -> None:
-        commands.accepted(ls, args)
-
+    for method, handler, options in FEATURES:
+        ls.feature(method, options)(handler)
+    for name, handler in COMMANDS:
+        ls.command(name)(handler)
     return ls
 
 

@@ -6,7 +6,6 @@ this only combines the configured drafter with the file's switch, which the poli
 
 from __future__ import annotations
 
-from decoder.backends.remote import is_remote
 from decoder.config import Settings
 
 
@@ -14,11 +13,9 @@ def drafter_for(settings: Settings, file_mode: str) -> tuple[str, str]:
     """(drafter mode for the pipeline, why) for a file whose speculation is on, off or auto."""
     if file_mode == "off":
         return "none", "speculation off for this file"
-    if is_remote(settings.target):
-        return "auto", "speculation runs server-side"
     if file_mode == "on":
         mode = settings.drafter if settings.drafter != "none" else "auto"
         return mode, f"speculation on for this file: {mode} drafter"
     if settings.drafter == "auto":
-        return "auto", "auto: the policy decides by content, cost and acceptance"
+        return "auto", "auto: the engine decides per request (content, cost, acceptance)"
     return settings.drafter, f"configured drafter {settings.drafter}"

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from decoder.config import Settings
+from decoder.generation import Generator
 from decoder.stats import RunStats
 
 
@@ -136,7 +137,7 @@ class Worker:
     def __init__(self) -> None:
         self.state = "loading"
         self.error = ""
-        self.pipe = None  # decoder.pipeline.Pipeline or RemoteEngine once loaded
+        self.pipe: Generator | None = None  # once loaded
         self.urgent = 0  # inline requests waiting for or using the thread
         self._thread = EngineThread()
 
@@ -219,21 +220,18 @@ class Worker:
             chunks.close()
         return Generated(text, stats, stop)
 
-    def reset_prefix_cache(self) -> None:
-        """Forget the target's cached prompt (benchmarks measure requests without it)."""
-        self.pipe.reset()
+    def apply(self, settings: Settings) -> None:
+        """On the engine thread: settings that need no reload reach the engine."""
+        if self.pipe is not None:
+            self.pipe.apply(settings)
 
 
-def _load(worker: Worker, settings: Settings):
+def _load(worker: Worker, settings: Settings) -> Generator:
     """On the engine thread: drop the old engine (so two models never share memory), load."""
-    from decoder.backends.remote import RemoteEngine
-    from decoder.pipeline import Pipeline, load
+    from decoder.pipeline import load
 
-    if isinstance(worker.pipe, RemoteEngine):
-        worker.pipe.close()  # its client and background probe
+    if worker.pipe is not None:
+        worker.pipe.close()  # its models, or its client and background probe
     worker.pipe = None
     gc.collect()
-    pipe = load(settings, progress=False)
-    if isinstance(pipe, Pipeline):
-        pipe.costs  # measured now, not on the first request  # noqa: B018
-    return pipe
+    return load(settings, progress=False)

@@ -1,7 +1,7 @@
 """Check the structure CI relies on: layers, no import cycles, other libraries' private names.
 
-- Layers: lsp_server -> decoder -> polish. polish imports neither, decoder never imports
-  lsp_server.
+- Layers: app -> lsp_server -> decoder -> polish. Each imports only those below it: polish
+  none of ours, decoder never the server, and nothing the application (CLI, benchmarks).
 - No import cycle between our modules, counting every import: module level, inside functions,
   and under `if TYPE_CHECKING:` (a cycle hidden there is still a cycle for a reader).
 - Another library's private names (`_name`, not dunder) appear only in the compatibility
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("lsp_server", "decoder", "polish")  # from the top layer down
+PACKAGES = ("app", "lsp_server", "decoder", "polish")  # from the top layer down
 CHECKED = (*PACKAGES, "tests", "scripts")
 COMPAT = ("decoder/compat/", "lsp_server/compat.py", "tests/test_compat.py")
 

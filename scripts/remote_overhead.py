@@ -50,8 +50,8 @@ def run_timed_mlx_server(log_path: str, server_args: list[str]) -> None:
 
 
 def main() -> int:
-    from decoder.backends.remote import RemoteEngine
     from decoder.config import Settings
+    from decoder.remote import RemoteEngine
     from tests.servers import MODEL, InferenceServer
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

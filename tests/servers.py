@@ -55,11 +55,11 @@ class InferenceServer:
         extra = ["--log-level", "WARNING"] if self.kind == "mlx" else []
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         if self.launcher is None:
-            command = [sys.executable, "-m", "lsp_server.cli", "--target", self.model]
+            command = [sys.executable, "-m", "app.cli", "--target", self.model]
             command += ["serve-model", "--server", self.kind, "--port", str(self.port)]
             return [*command, "--", *extra], env
+        from app.serving import server_command
         from decoder.config import Settings
-        from decoder.serving import server_command
 
         served = server_command(Settings(target=self.model), "mlx", "127.0.0.1", self.port, extra)
         args = served.argv[served.argv.index("server") + 1 :]

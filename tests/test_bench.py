@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from decoder.bench.analysis import (
+from app.bench.analysis import (
     LABELS,
     bootstrap_ci,
     break_even,
@@ -19,8 +19,8 @@ from decoder.bench.analysis import (
     paper_speedup,
     peer_table,
 )
-from decoder.bench.runs import load_corpus, select, sweep_subset
-from lsp_server.cli import main
+from app.bench.corpus import load_corpus, select, sweep_subset
+from app.cli import main
 
 
 def test_corpus_has_thirty_real_excerpts_per_type_with_provenance():

@@ -6,15 +6,16 @@ import json
 
 import pytest
 
-from decoder.config import DRAFTERS, TRANSLATIONS
-from lsp_server.cli import build_parser, main
+from app.cli import build_parser, main
+from decoder.drafting.drafter import TRANSLATIONS
+from decoder.drafting.registry import modes
 
 
 def test_continue_choices_come_from_the_one_list_in_config(capsys):
     parse = build_parser().parse_args
     for mode in TRANSLATIONS:
         assert parse(["continue", "f.txt", "--translation", mode]).translation == mode
-    for drafter in DRAFTERS:
+    for drafter in modes():
         assert parse(["continue", "f.txt", "--drafter", drafter]).drafter == drafter
     with pytest.raises(SystemExit):
         parse(["continue", "f.txt", "--translation", "exact"])

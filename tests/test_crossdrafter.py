@@ -9,13 +9,14 @@ from hypothesis import strategies as st
 
 from decoder.drafting.cascade import CascadeDrafter
 from decoder.drafting.cross import MAX_PASSES_PER_TOKEN, CrossDrafter
+from decoder.drafting.drafter import TRANSLATIONS as MODES
 from decoder.drafting.drafter import Context
 from decoder.drafting.lookup import LookupDrafter
-from decoder.drafting.translator import MODES
 from decoder.engine import Engine
 from decoder.sampling import GREEDY, Keys
 from tests.test_engine import SLOW_OK, check_same
 from tests.texts import texts
+from tests.tiny import fresh
 
 
 class Checked(CrossDrafter):
@@ -40,8 +41,8 @@ class Checked(CrossDrafter):
         return draft
 
 
-def checked(model, tokenizer, target_tokenizer, mode="anchored") -> Checked:
-    return Checked(model, tokenizer, target_tokenizer, mode)
+def checked(model, target_tokenizer, mode="anchored") -> Checked:
+    return Checked(fresh(model), target_tokenizer, mode)
 
 
 PAIRS = [
@@ -57,8 +58,8 @@ PAIRS = [
 @given(text=texts, k=st.integers(1, 8), mode=st.sampled_from(MODES))
 def test_tiny_pairs_speculative_equals_plain(request, pair, text, k, mode):
     target, drafter = (request.getfixturevalue(name) for name in pair)
-    engine = Engine(target.model, target.tokenizer)
-    d = checked(drafter.model, drafter.tokenizer, target.tokenizer, mode)
+    engine = Engine(fresh(target))
+    d = checked(drafter, target.tokenizer, mode)
     stats = check_same(engine, text, d, k, max_tokens=24)
     exact, checked_cycles = stats.integrity
     assert exact == checked_cycles == sum(c.drafter == "model" for c in stats.cycles)
@@ -70,8 +71,8 @@ def test_self_drafting_across_a_copy_is_accepted(tiny_gemma):
     Only where the random model's own tokens are not how its tokenizer would split the text
     (re-encoding cannot know).
     """
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
-    d = checked(tiny_gemma.model, tiny_gemma.tokenizer, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
+    d = checked(tiny_gemma, tiny_gemma.tokenizer)
     stats = check_same(engine, "Lista zakupów:\n1. mleko\n2. chleb\n3.", d, 4, max_tokens=30)
     assert stats.drafted > 0 and stats.acceptance_rate >= 0.9
 
@@ -82,8 +83,8 @@ def test_self_drafting_across_a_copy_is_accepted(tiny_gemma):
     mode=st.sampled_from(["anchored", "context"]),
 )
 def test_embedded_pair_speculative_equals_plain(gemma, smollm, text, mode):
-    engine = Engine(gemma.model, gemma.tokenizer)
-    d = checked(smollm.model, smollm.tokenizer, gemma.tokenizer, mode)
+    engine = Engine(fresh(gemma))
+    d = checked(smollm, gemma.tokenizer, mode)
     check_same(engine, text, d, 4, max_tokens=12)
 
 
@@ -91,8 +92,7 @@ def test_pipeline_builds_a_cross_drafter(gemma, smollm):
     from decoder.config import Settings
     from decoder.pipeline import Pipeline
 
-    pipe = Pipeline(Settings(translation="naive"), gemma, Engine(gemma.model, gemma.tokenizer))
-    pipe.attach_drafter_model(smollm)
+    pipe = Pipeline(Settings(translation="naive"), gemma, smollm)
     assert isinstance(pipe.drafters["model"], CrossDrafter)
     assert pipe.drafters["model"].translation == "naive"
 
@@ -104,7 +104,7 @@ def test_k_counts_target_tokens(tiny_gemma, tiny_llama, mode):
     A byte-level drafter spelling Polish needs several tokens per target token: it drafts on.
     """
     target = tiny_gemma.tokenizer
-    d = CrossDrafter(tiny_llama.model, tiny_llama.tokenizer, target, mode)
+    d = CrossDrafter(fresh(tiny_llama), target, mode)
     prompt = "Notatka:"
     gen = d.target.tokenize(" Zażółć gęślą jaźń. Źdźbło trawy, żółć i gęś.".encode())[0]
     for k in (1, 2, 4, 6):
@@ -144,7 +144,7 @@ def test_resync_when_the_drafter_cannot_spell_a_byte(tiny_gemma, tiny_nobytes):
 
     The integrity counter says so, and the output is still the target's own.
     """
-    d = CrossDrafter(tiny_nobytes.model, tiny_nobytes.tokenizer, tiny_gemma.tokenizer)
+    d = CrossDrafter(fresh(tiny_nobytes), tiny_gemma.tokenizer)
     assert 0xF0 not in d.vocab.byte_id  # no token for an emoji's first byte
     gen = "Ala 😀 ma kota".encode()
     ctx = Context(tiny_gemma.tokenizer.encode("Notatka:") + [0], "Notatka:", gen)
@@ -152,8 +152,8 @@ def test_resync_when_the_drafter_cannot_spell_a_byte(tiny_gemma, tiny_nobytes):
     assert d.text() != gen and d.ids
     draft = d.propose(ctx, 2, GREEDY, Keys(None))
     assert draft.synced is False
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
-    d = CrossDrafter(tiny_nobytes.model, tiny_nobytes.tokenizer, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
+    d = CrossDrafter(fresh(tiny_nobytes), tiny_gemma.tokenizer)
     stats = check_same(engine, "Źdźbło trawy 🌱 i żółć 😀", d, 3, max_tokens=24)
     exact, checked_cycles = stats.integrity
     assert checked_cycles > 0 and exact < checked_cycles
@@ -164,8 +164,8 @@ def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
 
     Every way, the output equals plain greedy decoding.
     """
-    model = checked(smollm.model, smollm.tokenizer, gemma.tokenizer)
-    engine = Engine(gemma.model, gemma.tokenizer)
+    model = checked(smollm, gemma.tokenizer)
+    engine = Engine(fresh(gemma))
     cascade = CascadeDrafter(LookupDrafter(), model, engine.table)
     text = "Lista zakupów:\n1. mleko – 2 l\n2. chleb – 1 szt.\n3. masło – 1 szt.\n4."
     stats = check_same(engine, text, cascade, 4, max_tokens=24)
@@ -174,9 +174,9 @@ def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
     ids = engine.encode(copy)
     long = cascade.propose(Context(ids, copy, b""), 4, GREEDY, Keys(None))
     assert cascade.lookup.match(ids)[0] >= cascade.long_match and long.passes == 0
-    fresh = Context(engine.encode("Zupełnie nowe zdanie"), "Zupełnie nowe zdanie", b"")
-    alone = cascade.propose(fresh, 3, GREEDY, Keys(None))
-    assert cascade.lookup.match(fresh.ids)[0] == 0 and alone.passes > 0
+    new = Context(engine.encode("Zupełnie nowe zdanie"), "Zupełnie nowe zdanie", b"")
+    alone = cascade.propose(new, 3, GREEDY, Keys(None))
+    assert cascade.lookup.match(new.ids)[0] == 0 and alone.passes > 0
     ctx = Context(engine.encode(text), text, b"")
     head = cascade.lookup.propose(ctx, 1, GREEDY, Keys(None)).ids
     both = cascade.extend(ctx, head, 4, GREEDY, Keys(None))
@@ -186,7 +186,7 @@ def test_cascade_takes_a_long_match_and_extends_a_short_one(gemma, smollm):
 def test_each_document_keeps_its_drafter_cache_too():
     """Switching files reuses the drafter model's prompt cache as well as the target's."""
     from decoder.config import Settings
-    from decoder.engine import collect
+    from decoder.generation import collect
     from decoder.pipeline import Pipeline
 
     pipe = Pipeline.load(Settings(backend="mlx", drafter="model", k=2), progress=False)
@@ -212,7 +212,7 @@ def test_a_respelled_last_token_is_redrawn_and_an_own_one_kept(tiny_gemma, tiny_
     which the target accepted exactly what the drafter drafted, its own last token stays.
     """
     target = tiny_gemma.tokenizer
-    d = checked(tiny_llama.model, tiny_llama.tokenizer, target)
+    d = checked(tiny_llama, target)
     prompt, text = "Notatka:", " Zażółć gęślą jaźń, źdźbło trawy, gę"
     gen = d.target.tokenize(text.encode())[0]
     ctx = Context(target.encode(prompt) + gen, prompt, d.target.bytes(gen))
@@ -234,7 +234,7 @@ def test_a_respelled_last_token_is_redrawn_and_an_own_one_kept(tiny_gemma, tiny_
 
 def test_extending_rules_out_every_token_not_beginning_with_the_head(tiny_llama):
     """Checked against a scan of the whole vocabulary, for a letter, a space, a lone lead byte."""
-    vocab = CrossDrafter(tiny_llama.model, tiny_llama.tokenizer, tiny_llama.tokenizer).vocab
+    vocab = CrossDrafter(fresh(tiny_llama), tiny_llama.tokenizer).vocab
     logits = np.zeros(vocab.size, dtype=np.float32)
     assert vocab.extending(b"", logits) is logits
     for head in (b"g", b" g", "ę".encode()[:1], b"\xff\xff"):

@@ -1,6 +1,6 @@
 """The editor integrations: the VS Code extension's Node tests and the headless Neovim test.
 
-Both drive the real server (this Python, `-m lsp_server.cli serve`) with the embedded models.
+Both drive the real server (this Python, `-m app.cli serve`) with the embedded models.
 Test tools come from `editors/install-test-deps.sh` (npm ci; the Neovim 0.12 wheel). A test is
 skipped only when node/npm or a Neovim 0.12+ is genuinely missing, and says how to get it.
 """

@@ -8,9 +8,11 @@ from hypothesis import strategies as st
 
 from decoder.drafting.drafter import ModelDrafter
 from decoder.drafting.lookup import LookupDrafter
-from decoder.engine import Engine, FixedPolicy, PromptTooLong, collect
+from decoder.engine import Engine, FixedPolicy, PromptTooLong
+from decoder.generation import collect
 from decoder.sampling import Sampling
 from tests.texts import texts
+from tests.tiny import fresh
 
 SLOW_OK = settings(
     deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -61,15 +63,15 @@ def check_same_tokenizer(engine, text, which, models, k, max_tokens):
 @given(text=texts, k=st.integers(1, 8), which=st.sampled_from(["lookup", "near", "self"]))
 def test_tiny_gemma_speculative_equals_plain(tiny_gemma, tiny_gemma_drafter, text, k, which):
     """Random Gemma-3 (16-token sliding window, so rewinds cross the window) + Gemma tokenizer."""
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
-    models = {"near": tiny_gemma_drafter.model, "self": tiny_gemma.model}
+    engine = Engine(fresh(tiny_gemma))
+    models = {"near": fresh(tiny_gemma_drafter), "self": fresh(tiny_gemma)}
     check_same_tokenizer(engine, text, which, models, k, max_tokens=40)
 
 
 @settings(SLOW_OK, max_examples=25)
 @given(text=texts, k=st.integers(1, 8))
 def test_tiny_llama_bytelevel_speculative_equals_plain(tiny_llama, text, k):
-    engine = Engine(tiny_llama.model, tiny_llama.tokenizer)
+    engine = Engine(fresh(tiny_llama))
     check_same(engine, text, LookupDrafter(), k, max_tokens=30)
 
 
@@ -77,15 +79,15 @@ def test_tiny_llama_bytelevel_speculative_equals_plain(tiny_llama, text, k):
 @settings(SLOW_OK, max_examples=6)
 @given(text=texts, k=st.integers(1, 8))
 def test_gemma_270m_lookup_equals_plain(gemma, text, k):
-    engine = Engine(gemma.model, gemma.tokenizer)
+    engine = Engine(fresh(gemma))
     check_same(engine, text, LookupDrafter(), k, max_tokens=20)
 
 
 def test_long_context_beyond_sliding_window(tiny_gemma, tiny_gemma_drafter):
     """Rewinds stay exact when the context is many times the 16-token window."""
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     text = "1. jeden\n2. dwa\n3. trzy\n" * 12
-    drafter = ModelDrafter(tiny_gemma_drafter.model, len(engine.table))
+    drafter = ModelDrafter(fresh(tiny_gemma_drafter), len(engine.table))
     stats = check_same(engine, text, drafter, 6, max_tokens=40)
     assert 0 < stats.accepted < stats.drafted  # drafts were rejected, so caches were rewound
 
@@ -94,10 +96,10 @@ def test_rewind_matches_recompute(tiny_gemma):
     """Logits after feed + rewind + feed equal those of a fresh cache (sliding layers included)."""
     import numpy as np
 
-    from decoder.backends.mlx import ModelRunner
+    from decoder.backends.mlx import MLXBackend
 
     ids = tiny_gemma.tokenizer.encode("Zażółć gęślą jaźń. " * 6)
-    a, b = ModelRunner(tiny_gemma.model), ModelRunner(tiny_gemma.model)
+    a, b = MLXBackend(tiny_gemma.model), MLXBackend(tiny_gemma.model)
     a.sync(ids[:-1])
     a.forward([5, 6, 7, 8, 9])
     a.rewind(5)
@@ -108,7 +110,7 @@ def test_rewind_matches_recompute(tiny_gemma):
 
 
 def test_prefix_reuse_feeds_only_new_tokens(tiny_gemma):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     text = "Ala ma kota. " * 10
     run(engine, text, FixedPolicy(None, 0), 5)
     _, _, stats = run(engine, text + "Kot ma Alę.", FixedPolicy(None, 0), 5)
@@ -116,7 +118,7 @@ def test_prefix_reuse_feeds_only_new_tokens(tiny_gemma):
 
 
 def test_max_tokens_and_stats_are_consistent(tiny_gemma):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     for n in (1, 2, 7):
         ids, _, stats = run(engine, "a b a b a b a b", FixedPolicy(LookupDrafter(), 8), n)
         assert len(ids) == n
@@ -125,7 +127,7 @@ def test_max_tokens_and_stats_are_consistent(tiny_gemma):
 
 
 def test_prompt_longer_than_context(tiny_gemma):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     engine.context_length = 8
     with pytest.raises(PromptTooLong):
         run(
@@ -136,9 +138,9 @@ def test_prompt_longer_than_context(tiny_gemma):
 @settings(SLOW_OK, max_examples=4)
 @given(text=texts, k=st.integers(1, 6), seed=st.integers(0, 2**16))
 def test_sampling_runs_are_reproducible_and_clean(tiny_gemma, tiny_gemma_drafter, text, k, seed):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     sampling = Sampling(temperature=0.8, top_p=0.9, seed=seed)
-    drafter = ModelDrafter(tiny_gemma_drafter.model, len(engine.table))
+    drafter = ModelDrafter(fresh(tiny_gemma_drafter), len(engine.table))
     a = run(engine, text, FixedPolicy(drafter, k), 20, sampling)
     b = run(engine, text, FixedPolicy(drafter, k), 20, sampling)
     assert a[0] == b[0] and "\ufffd" not in a[1]

@@ -22,7 +22,8 @@ from decoder.drafting.drafter import Draft, ModelDrafter  # noqa: E402
 from decoder.drafting.lookup import LookupDrafter  # noqa: E402
 from decoder.engine import Engine, FixedPolicy  # noqa: E402
 from decoder.pipeline import Pipeline  # noqa: E402
-from decoder.policy import AutoPolicy, measure_costs  # noqa: E402
+from decoder.policy import AutoPolicy  # noqa: E402
+from decoder.pricing import measure_costs  # noqa: E402
 from decoder.sampling import Keys, Sampling, draw, probabilities  # noqa: E402
 from decoder.verifier import accept  # noqa: E402
 from tests.test_engine import check_same, check_same_tokenizer, run  # noqa: E402
@@ -180,7 +181,7 @@ def test_speculative_equals_plain_same_tokenizer(target_engine, backends, text, 
 @given(text=texts, k=st.integers(1, 6))
 def test_speculative_equals_plain_cross_tokenizer(target_engine, backends, text, k):
     other = backends["other"]
-    drafter = CrossDrafter(other, other.tokenizer, target_engine.tokenizer)
+    drafter = CrossDrafter(other, target_engine.tokenizer)
     check_same(target_engine, text, drafter, k, max_tokens=24)
 
 
@@ -250,7 +251,7 @@ def test_llama_cpp_batches_are_not_bit_identical():
     One pass over 4 tokens after 600 cached ones against 4 one-token passes. If a llama.cpp
     release makes them equal, this fails, and `auto` may speculate on llama.cpp again.
     """
-    backend = load_model("embedded:gemma-3-270m", backend="llamacpp").model
+    backend = load_model("embedded:gemma-3-270m", Settings(), "llamacpp").backend
     ids = backend.tokenizer.encode(" ".join(POLISH) * 20)[:604]
     assert len(ids) == 604
     backend.sync(ids[:600])
@@ -263,7 +264,7 @@ def test_llama_cpp_batches_are_not_bit_identical():
 def test_mlx_directory_on_llama_cpp_is_a_clear_error(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ModelLoadError, match="model directory .* llama.cpp backend loads GGUF"):
-        load_model(str(tmp_path), backend="llamacpp")
+        load_model(str(tmp_path), Settings(), "llamacpp")
 
 
 def test_hub_gguf_offline_is_a_clear_error(monkeypatch, tmp_path):
@@ -272,10 +273,11 @@ def test_hub_gguf_offline_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(ModelLoadError, match="cannot fetch Bielik-11B-v3.0-Instruct.Q4_K_M.gguf"):
         load_model(
             "speakleash/Bielik-11B-v3.0-Instruct-GGUF:Bielik-11B-v3.0-Instruct.Q4_K_M.gguf",
-            backend="llamacpp",
+            Settings(),
+            "llamacpp",
         )
     with pytest.raises(ModelLoadError, match="name one GGUF file"):
-        load_model("speakleash/Bielik-11B-v3.0-Instruct-GGUF", backend="llamacpp")
+        load_model("speakleash/Bielik-11B-v3.0-Instruct-GGUF", Settings(), "llamacpp")
 
 
 def test_bielik_preset_follows_the_backend():
@@ -290,7 +292,7 @@ def test_bielik_preset_follows_the_backend():
 
 
 def test_model_from_gguf_path_loads_quantized(ggufs):
-    m = load_model(str(ggufs["target"]), backend="llamacpp", threads=1)
-    assert isinstance(m, Model) and m.backend == "llamacpp" and m.source == "gguf"
-    info = m.model.describe()
+    m = load_model(str(ggufs["target"]), Settings(threads=1), "llamacpp")
+    assert isinstance(m, Model) and m.backend.name == "llamacpp" and m.source == "gguf"
+    info = m.backend.describe()
     assert info["threads"] == 1 and info["build"] in ("CPU", "CUDA", "Metal", "Vulkan", "HIP")

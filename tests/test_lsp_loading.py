@@ -61,7 +61,7 @@ async def session(
         return client
 
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_server.cli", "serve"],
+        server_command=[sys.executable, "-m", "app.cli", "serve"],
         server_env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
         client_factory=factory,
     )

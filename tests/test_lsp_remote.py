@@ -32,7 +32,7 @@ def server():
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def client(server):
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_server.cli", "--target", server.url, "serve"],
+        server_command=[sys.executable, "-m", "app.cli", "--target", server.url, "serve"],
         server_env={**os.environ, "PYTHONPATH": str(ROOT), "BIELIK_LSP_API_KEY": KEY},
     )
     lsp = await config.start()
@@ -90,8 +90,8 @@ async def test_speculation_toggle_is_shown_as_server_side(client: LanguageClient
 
 async def test_show_stats_describes_the_server_but_never_the_key(client: LanguageClient):
     report = await stats(client)
-    assert report["server"]["url"].endswith("/v1") and report["server"]["up"] is True
-    assert report["server"]["api_key"] == "from $BIELIK_LSP_API_KEY"
+    assert report["engine"]["url"].endswith("/v1") and report["engine"]["up"] is True
+    assert report["engine"]["api_key"] == "from $BIELIK_LSP_API_KEY"
     assert KEY not in json.dumps(report)
 
 

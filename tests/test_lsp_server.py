@@ -96,7 +96,7 @@ class Editor:
 @pytest_lsp.fixture(
     scope="module",
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "lsp_server.cli", "serve"],
+        server_command=[sys.executable, "-m", "app.cli", "serve"],
         server_env={**os.environ, "PYTHONPATH": str(ROOT)},
     ),
 )
@@ -311,7 +311,7 @@ async def test_configuration_change_takes_effect_and_bad_values_are_refused(clie
     await asyncio.sleep(0.2)
     config = (await stats(client))["config"]
     assert config["inlineMaxTokens"] == 3 and config["k"] == 2
-    assert any("k has the wrong type" in m.message for m in client.messages)
+    assert any("k must be an integer" in m.message for m in client.messages)
     uri = client.editor.open(TEXT)
     await inline(client, uri, client.editor.end(uri))
     assert (await stats(client, uri))["files"][uri]["generated_tokens"] <= 3

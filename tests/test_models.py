@@ -16,6 +16,7 @@ from mlx_lm.models.cache import make_prompt_cache
 import decoder.backends.files
 import decoder.backends.gguf
 from decoder.backends.models import ModelLoadError, load_model
+from decoder.config import Settings
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "reference_ids.json").read_text())
 SMOLLM = "embedded:smollm2-135m"
@@ -85,7 +86,7 @@ def test_converted_models_match_transformers_reference(embedded, case):
     assert loaded.source == "embedded"
     assert loaded.tokenizer.encode(case["prompt"]) == case["prompt_ids"]
     assert (
-        greedy(loaded.model, case["prompt_ids"], len(case["generated_ids"]))
+        greedy(loaded.backend.model, case["prompt_ids"], len(case["generated_ids"]))
         == case["generated_ids"]
     )
 
@@ -108,7 +109,7 @@ def test_second_load_does_not_convert_again(embedded, monkeypatch):
         raise AssertionError("converted again")
 
     monkeypatch.setattr(decoder.backends.gguf, "_convert", no_conversion)
-    again = load_model(SMOLLM, progress=False)
+    again = load_model(SMOLLM, Settings(), "mlx", progress=False)
     assert again.path == path
     assert (path / "model.safetensors").stat().st_mtime_ns == written
 
@@ -116,19 +117,19 @@ def test_second_load_does_not_convert_again(embedded, monkeypatch):
 @slow
 def test_converted_dir_loads_as_plain_directory(embedded):
     converted = embedded[SMOLLM]
-    loaded = load_model(str(converted.path), progress=False)
+    loaded = load_model(str(converted.path), Settings(), "mlx", progress=False)
     assert loaded.source == "dir" and loaded.path == converted.path
     case = next(c for c in REFERENCE["cases"] if c["model"] == SMOLLM)
-    assert greedy(loaded.model, case["prompt_ids"], 3) == case["generated_ids"][:3]
+    assert greedy(loaded.backend.model, case["prompt_ids"], 3) == case["generated_ids"][:3]
 
 
 @slow
 def test_tiny_random_model_dir_loads_and_casts(tmp_path, smollm_tokenizer_dir):
     path = tiny_llama_dir(tmp_path, smollm_tokenizer_dir, vocab_size=49152)
-    loaded = load_model(str(path), dtype="float16")
+    loaded = load_model(str(path), Settings(dtype="float16"), "mlx")
     assert loaded.source == "dir"
-    assert loaded.model.model.embed_tokens.weight.dtype == mx.float16
-    logits = loaded.model(mx.array([loaded.tokenizer.encode("Zażółć gęślą jaźń")]))
+    assert loaded.backend.model.model.embed_tokens.weight.dtype == mx.float16
+    logits = loaded.backend.model(mx.array([loaded.tokenizer.encode("Zażółć gęślą jaźń")]))
     assert logits.shape[-1] == 49152
 
 
@@ -138,7 +139,7 @@ def test_tokenizer_bigger_than_embedding_is_refused(tmp_path, smollm_tokenizer_d
     with pytest.raises(
         ModelLoadError, match=r"tokenizer .* has 49152 tokens but model .* embeds 1000"
     ):
-        load_model(str(path))
+        load_model(str(path), Settings(), "mlx")
 
 
 @slow
@@ -150,32 +151,32 @@ def test_truncated_gguf_is_refused(tmp_path, monkeypatch):
     with smollm_gguf().open("rb") as file:
         truncated.write_bytes(file.read(1 << 20))
     with pytest.raises(ModelLoadError, match="truncated"):
-        load_model(str(truncated), progress=False)
+        load_model(str(truncated), Settings(), "mlx", progress=False)
     assert not any((tmp_path / "cache" / "mlx").iterdir())
 
 
 def test_missing_gguf_file():
     with pytest.raises(ModelLoadError, match="GGUF file not found"):
-        load_model("/nonexistent/model.gguf")
+        load_model("/nonexistent/model.gguf", Settings(), "mlx")
 
 
 def test_unknown_specs():
     with pytest.raises(ModelLoadError, match="unknown model"):
-        load_model("not a model spec")
+        load_model("not a model spec", Settings(), "mlx")
     with pytest.raises(ModelLoadError, match="unknown embedded model"):
-        load_model("embedded:gpt-5")
+        load_model("embedded:gpt-5", Settings(), "mlx")
     with pytest.raises(ModelLoadError, match="unsupported dtype"):
-        load_model(SMOLLM, dtype="int8")
+        load_model(SMOLLM, Settings(dtype="int8"), "mlx")
 
 
 def test_directory_without_model(tmp_path):
     with pytest.raises(ModelLoadError, match="no config.json"):
-        load_model(str(tmp_path))
+        load_model(str(tmp_path), Settings(), "mlx")
 
 
 def test_unreachable_hub_gives_one_line_error():
     with pytest.raises(ModelLoadError, match="Hugging Face hub") as raised:
-        load_model("no-such-owner-bielik/no-such-model")
+        load_model("no-such-owner-bielik/no-such-model", Settings(), "mlx")
     assert "\n" not in str(raised.value)
 
 
@@ -191,7 +192,7 @@ def test_unsupported_architecture(tmp_path, monkeypatch):
     writer.write_tensors_to_file()
     writer.close()
     with pytest.raises(ModelLoadError, match="architecture 'gpt2' is not supported"):
-        load_model(str(path), progress=False)
+        load_model(str(path), Settings(), "mlx", progress=False)
 
 
 def test_killed_conversion_leaves_no_directory(tmp_path, monkeypatch):

@@ -7,12 +7,14 @@ import pytest
 from decoder.drafting.drafter import Context
 from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import Engine
-from decoder.policy import Acceptance, AutoPolicy, Costs, best_k, measure_costs
+from decoder.policy import AutoPolicy
+from decoder.pricing import Acceptance, Costs, best_k, measure_costs
 from decoder.stats import Cycle, RunStats
 from polish.content import classify
 from tests.test_engine import run
+from tests.tiny import fresh
 
-# Shaped like the measurements in NOTES.md (Gemma-3-270M, OpenBLAS, 2 cores).
+# Shaped like t(n)/t(1) of Gemma-3-270M on MLX with OpenBLAS, 2 CPU cores.
 COSTS = Costs({1: 1.0, 2: 1.31, 3: 1.61, 5: 1.93, 9: 2.21}, 0.075, 0.7)
 LIST = "Lista:\n1. jabłka – 3 kg\n2. gruszki – 2 kg\n3. śliwki – 1 kg\n4."
 PROSE = (
@@ -123,7 +125,7 @@ def test_fallback_after_poor_cycles_then_probe_again():
 
 
 def test_measured_costs_are_sane(tiny_gemma):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     costs = measure_costs(engine.runner, engine.encode("Ala ma kota. " * 5))
     assert costs.verify[1] == 1.0 and costs.step_seconds > 0
     assert all(r > 0 for r in costs.verify.values())
@@ -131,7 +133,7 @@ def test_measured_costs_are_sane(tiny_gemma):
 
 @pytest.mark.parametrize("text", [LIST * 3, PROSE])
 def test_auto_output_equals_plain(tiny_gemma, text):
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     plain = run(engine, text, AutoPolicy({}, COSTS, None, override="off"), 30)
     auto = run(engine, text, AutoPolicy({"lookup": LookupDrafter()}, COSTS, classify(text)), 30)
     assert auto[0] == plain[0] and auto[2].reasons
@@ -143,8 +145,7 @@ def test_pipeline_measures_costs_with_a_cross_tokenizer_drafter(gemma, smollm):
     from decoder.config import Settings
     from decoder.pipeline import Pipeline
 
-    pipe = Pipeline(Settings(), gemma, Engine(gemma.model, gemma.tokenizer))
-    pipe.attach_drafter_model(smollm)
+    pipe = Pipeline(Settings(), gemma, smollm)
     costs = pipe.costs
     assert costs.drafter_ratio > 0 and set(costs.verify) == {1, 2, 3, 5, 9}
 
@@ -157,19 +158,20 @@ def test_cascade_is_priced_against_lookup_and_model(tiny_gemma):
     from decoder.drafting.cascade import CascadeDrafter
     from decoder.drafting.drafter import ModelDrafter
 
-    engine = Engine(tiny_gemma.model, tiny_gemma.tokenizer)
+    engine = Engine(fresh(tiny_gemma))
     lookup = LookupDrafter()
-    model = ModelDrafter(tiny_gemma.model, len(engine.table))
+    model = ModelDrafter(fresh(tiny_gemma), len(engine.table))
     drafters = {
         "lookup": lookup,
         "model": model,
         "cascade": CascadeDrafter(lookup, model, engine.table),
     }
     policy = AutoPolicy(drafters, COSTS, classify(LIST))
-    for _ in range(20):  # measured: the cascade's drafts go through, the others' fail early
-        policy._estimate(("cascade", 1)).update(6, 6)
-        policy._estimate(("model", 0)).update(6, 0)
-        policy._estimate(("lookup", 1)).update(2, 0)
+    measured = {("cascade", 1): (6, 6), ("model", 0): (6, 0), ("lookup", 1): (2, 0)}
+    for key, (drafted, accepted) in measured.items():  # the cascade's drafts go through
+        policy.acceptance[key] = Acceptance(0.5)
+        for _ in range(20):
+            policy.acceptance[key].update(drafted, accepted)
     short = policy.choose(Context([5, 6, 7, 8, 9, 5], LIST, b""), RunStats())
     assert short.drafter is drafters["cascade"] and "cascade" in short.reason
     long = policy.choose(Context([5, 6, 7, 8, 9, 5, 6, 7, 8], LIST, b""), RunStats())

@@ -14,11 +14,12 @@ import time
 
 import pytest
 
-from decoder.backends.remote import Health, RemoteEngine, ServerRefused, ServerUnavailable
+from app.serving import llama_server_binary
 from decoder.config import ConfigError, Settings
 from decoder.engine import Engine
-from decoder.serving import llama_server_binary
+from decoder.remote import Health, RemoteEngine, ServerRefused, ServerUnavailable
 from tests.servers import ROOT, InferenceServer
+from tests.tiny import fresh
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +46,7 @@ def remote(server: InferenceServer, **settings) -> RemoteEngine:
 
 
 def cli_continue(server: InferenceServer, path, max_tokens: int) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "lsp_server.cli", "--target", server.url, "continue"]
+    command = [sys.executable, "-m", "app.cli", "--target", server.url, "continue"]
     return subprocess.run(
         [*command, str(path), "--max-tokens", str(max_tokens), "--quiet"],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -56,7 +57,7 @@ def cli_continue(server: InferenceServer, path, max_tokens: int) -> subprocess.C
 
 
 def local_greedy(gemma, text: str, max_tokens: int) -> str:
-    engine = Engine(gemma.model, gemma.tokenizer)
+    engine = Engine(fresh(gemma))
     chunks = engine.generate(engine.encode(text), max_tokens=max_tokens)
     return "".join(c.text for c in chunks)
 
@@ -179,7 +180,7 @@ def test_a_server_that_is_not_there_is_one_clear_error(tmp_path):
     path.write_text("Ala ma kota", encoding="utf-8")
     url = engine.base
     result = subprocess.run(
-        [sys.executable, "-m", "lsp_server.cli", "--target", url, "continue", str(path)],
+        [sys.executable, "-m", "app.cli", "--target", url, "continue", str(path)],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,

@@ -1,6 +1,7 @@
 """The code base's own rules, run with the tests so that CI and the README's command enforce them.
 
-ruff lint and format, layers, no import cycles, private names only in the compat modules.
+ruff lint and format, layers, no import cycles, private names only in the compat modules, and
+the settings tables generated from the schema.
 """
 
 import subprocess
@@ -27,3 +28,9 @@ def test_ruff_format_is_applied():
 def test_layers_cycles_and_private_names():
     result = run(sys.executable, "scripts/check_structure.py")
     assert result.returncode == 0, result.stdout[-4000:]
+
+
+def test_generated_settings_tables_are_current():
+    """The editors' and the README's settings tables are written from the one schema."""
+    result = run(sys.executable, "scripts/gen_settings.py", "--check")
+    assert result.returncode == 0, f"run python scripts/gen_settings.py:\n{result.stdout}"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from decoder.drafting.translator import MODES, Vocab, anchored, complete_utf8, split, translate
+from decoder.drafting.drafter import TRANSLATIONS as MODES
+from decoder.drafting.translator import Vocab, anchored, complete_utf8, split, translate
 from tests.mistral_tokenizer import MODEL_FILE, mistral_v1
 from tests.texts import texts
 

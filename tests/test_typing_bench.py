@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from decoder.bench.runs import Excerpt
-from lsp_server.typing_bench import (
+from app.bench.corpus import Excerpt
+from app.bench.typing import (
     Pause,
     TypingConfig,
     covered,
@@ -63,7 +63,7 @@ def test_overlapping_suggestions_count_each_typed_character_once():
 
 
 def _bench(out: Path, *options: str) -> dict:
-    cmd = [sys.executable, "-m", "lsp_server.cli", "bench", "--typing", "--quick", "--quiet"]
+    cmd = [sys.executable, "-m", "app.cli", "bench", "--typing", "--quick", "--quiet"]
     cmd += ["--chars", "12", "--out", str(out), *options]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

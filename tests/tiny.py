@@ -12,7 +12,9 @@ from functools import cache
 import mlx.core as mx
 from mlx_lm.models import gemma3_text, llama
 
+from decoder.backends.mlx import MLXBackend
 from decoder.backends.models import Model, load_model
+from decoder.config import Settings
 from decoder.vocab import token_bytes
 
 CONFIGS = {
@@ -85,4 +87,10 @@ def perturbed(tiny: Tiny, arch: str, scale: float, seed: int) -> Tiny:
 
 @cache
 def embedded(name: str) -> Model:
-    return load_model(f"embedded:{name}", dtype="float32", progress=False)
+    return load_model(f"embedded:{name}", Settings(dtype="float32"), "mlx", progress=False)
+
+
+def fresh(model: Tiny | Model) -> MLXBackend:
+    """A new MLX backend (an empty cache of its own) over a tiny or loaded model's weights."""
+    module = model.backend.model if isinstance(model, Model) else model.model
+    return MLXBackend(module, model.tokenizer)

@@ -38,6 +38,10 @@ class Backend(Protocol):
         """Feed `ids` after the cache; logits (len(ids), vocab_size)."""
         ...
 
+    def prefill_chunk(self, ids: list[int]) -> None:
+        """Feed `ids` after the cache and keep no logits (a prompt's body, chunk by chunk)."""
+        ...
+
     def rewind(self, n: int) -> None:
         """Drop the last `n` cached positions, exactly."""
         ...

@@ -67,8 +67,3 @@ def loaded_blas() -> str:
     if mlx_libs:
         return f"reference BLAS, slow ({mlx_libs[0]})"
     return "not loaded yet"
-
-
-def is_slow_blas() -> bool:
-    """True when MLX runs on the bundled reference BLAS (Linux without OpenBLAS)."""
-    return loaded_blas().startswith("reference")

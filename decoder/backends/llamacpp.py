@@ -12,14 +12,20 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import llama_cpp as lib
 import numpy as np
 
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+from decoder.backends.files import ModelLoadError
+from decoder.backends.models import Model, resolve_gguf
 from decoder.compat import llama_cpp as compat
+
+if TYPE_CHECKING:
+    from decoder.config import Settings
 
 DEFAULT_CONTEXT = 8192  # KV positions allocated; the model's training context caps it
 
@@ -271,3 +277,64 @@ class LlamaCppBackend:
             lib.llama_free(self.ctx)
         if getattr(self, "model", None):
             lib.llama_model_free(self.model)
+
+
+def load(spec: str, settings: Settings, progress: bool = True) -> Model:
+    """A GGUF on llama.cpp, loaded as shipped (quantized), with its own tokenizer."""
+    path, source = resolve_gguf(spec)
+    try:
+        backend = LlamaCppBackend(
+            path,
+            threads=settings.threads,
+            gpu_layers=settings.gpu_layers,
+            prefix_cache_mb=settings.prefix_cache_mb,
+        )
+    except LlamaCppError as error:
+        raise ModelLoadError(f"{spec}: {error}") from None
+    return Model(spec, backend, path, source)
+
+
+def doctor(settings: Settings) -> list[str]:
+    """The binding's version, what the build offloads to, threads."""
+    threads = settings.threads or physical_cores()
+    return [
+        f"llama-cpp-python {lib.__version__}; build {compat.build()}; threads {threads}; "
+        f"GPU offload {'yes' if gpu_offload() else 'no'}"
+    ]
+
+
+def peers(backend: LlamaCppBackend) -> list[tuple[str, Callable[[list[int], int], Iterator[int]]]]:
+    """llama-cpp-python's own generation on the same GGUF: plain, and with prompt lookup.
+
+    Two `Llama` objects: prompt lookup makes the library keep logits for every position
+    (`logits_all`), which plain generation does not need. Greedy is `temp=0`; generation stops
+    at the same EOS ids as our engine.
+    """
+    from llama_cpp import Llama
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    def peer(**extra) -> Callable[[list[int], int], Iterator[int]]:
+        llm = Llama(
+            model_path=backend.path,
+            n_ctx=backend.context_length,
+            n_threads=backend.threads,
+            verbose=False,
+            **extra,
+        )
+
+        def generate(prompt: list[int], max_tokens: int) -> Iterator[int]:
+            tokens = llm.generate(prompt, temp=0.0, top_k=1, top_p=1.0, min_p=0.0, reset=True)
+            for n, token in enumerate(tokens, 1):
+                yield token
+                if token in backend.eos_ids or n >= max_tokens:
+                    return
+
+        return generate
+
+    return [
+        ("llama-cpp-python generate", peer()),
+        (
+            "llama-cpp-python + LlamaPromptLookupDecoding",
+            peer(draft_model=LlamaPromptLookupDecoding()),
+        ),
+    ]

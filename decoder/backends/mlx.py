@@ -16,15 +16,24 @@ which the callers bound by trimming the prompt.
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import mlx.core as mx
 import numpy as np
 from mlx_lm.models.cache import KVCache, RotatingKVCache, can_trim_prompt_cache, make_prompt_cache
 
-from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+from decoder.backends.base import PrefixCaches, plan_sync, prefill
+from decoder.backends.blas import find_openblas, loaded_blas
+from decoder.backends.files import DTYPES, ModelLoadError
+from decoder.backends.models import HUB_GGUF, Model, resolve
+from decoder.errors import one_line
 
-__all__ = ["PREFILL_CHUNK", "MLXBackend", "ModelRunner", "can_rewind", "make_cache", "rewind"]
+if TYPE_CHECKING:
+    from decoder.config import Settings
+
+__all__ = ["MLXBackend", "can_rewind", "doctor", "load", "make_cache", "peers", "rewind"]
 
 DEFAULT_CONTEXT = 32768
 
@@ -48,10 +57,6 @@ def rewind(cache: list, n: int) -> None:
         if c.offset < n:
             raise ValueError(f"cannot rewind {n} positions: layer holds {c.offset}")
         c.trim(n)
-
-
-def cache_length(cache: list) -> int:
-    return cache[0].offset if cache else 0
 
 
 class MLXBackend:
@@ -147,4 +152,75 @@ class MLXBackend:
         }
 
 
-ModelRunner = MLXBackend  # the name drafters and scripts have always used
+def load(spec: str, settings: Settings, progress: bool = True) -> Model:
+    """`embedded:NAME`, a .gguf (converted once), a model directory or a hub repo, on MLX."""
+    dtype = settings.dtype
+    if HUB_GGUF.fullmatch(spec):
+        raise ModelLoadError(
+            f"{spec} names a GGUF on the hub: it runs on the llama.cpp backend (--backend llamacpp)"
+        )
+    if dtype is not None and dtype not in DTYPES:
+        raise ModelLoadError(f"unsupported dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    path, source = resolve(spec, dtype=dtype, progress=progress)
+    model, tokenizer = _load_dir(path, spec)
+    if dtype is not None:
+        model.set_dtype(getattr(mx, dtype))  # casts floating parameters only
+    _check_tokenizer_fits(model, tokenizer, spec)
+    backend = MLXBackend(model, tokenizer, prefix_cache_mb=settings.prefix_cache_mb, path=str(path))
+    return Model(spec, backend, path, source)
+
+
+def _load_dir(path: Path, spec: str):
+    """mlx-lm's loader on a local directory, its many failure types turned into ModelLoadError."""
+    from mlx_lm.utils import load as load_dir
+
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(f"{spec}: no config.json in {path}; not a model directory")
+    try:
+        return load_dir(str(path))
+    except Exception as error:  # missing weights, unknown model type, bad json, broken tokenizer...
+        raise ModelLoadError(f"cannot load model {spec} from {path}: {one_line(error)}") from None
+
+
+def _check_tokenizer_fits(model, tokenizer, spec: str) -> None:
+    """Token ids past the embedding table would crash or read garbage mid-completion: refuse."""
+    import mlx.nn as nn
+
+    tokens = max(tokenizer.get_vocab().values()) + 1
+    embeddings = [
+        m for _, m in model.named_modules() if isinstance(m, (nn.Embedding, nn.QuantizedEmbedding))
+    ]
+    if not embeddings:
+        return
+    rows = max(m.weight.shape[0] for m in embeddings)  # the token table, not e.g. GPT-2's positions
+    if tokens > rows:
+        raise ModelLoadError(
+            f"tokenizer of {spec} has {tokens} tokens but model {spec} embeds {rows}"
+        )
+
+
+def doctor(settings: Settings) -> list[str]:
+    """MLX's version and device, and the BLAS it multiplies with on a CPU."""
+    lines = [f"{mx.__version__}; device {mx.default_device()}; BLAS {loaded_blas()}"]
+    if mx.default_device() == mx.cpu and loaded_blas().startswith("reference"):
+        hint = (
+            "OpenBLAS is installed but was not preloaded"
+            if find_openblas()
+            else "install it: sudo apt-get install libopenblas0-pthread"
+        )
+        lines.append(f"WARNING MLX runs on a reference BLAS: prefill ~20x slower ({hint})")
+    return lines
+
+
+def peers(backend: MLXBackend) -> list[tuple[str, Callable[[list[int], int], Iterator[int]]]]:
+    """mlx-lm's own generation loop on the same loaded model (greedy: no sampler given)."""
+    from mlx_lm import stream_generate
+
+    def generate(prompt: list[int], max_tokens: int) -> Iterator[int]:
+        # The last response carries the final token (the EOS or the max_tokens-th) once.
+        for response in stream_generate(
+            backend.model, backend.tokenizer, prompt, max_tokens=max_tokens
+        ):
+            yield response.token
+
+    return [("mlx-lm stream_generate", generate)]

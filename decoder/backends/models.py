@@ -5,20 +5,22 @@ a Hugging Face repo id (MLX), or `owner/repo:FILE.gguf` (a GGUF on the hub, for 
 MLX converts GGUFs once into a model directory; llama.cpp loads them as shipped, quantized.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from decoder.backends.base import Backend
 from decoder.backends.embedded import embedded_gguf
-from decoder.backends.files import DTYPES, ModelLoadError
+from decoder.backends.files import ModelLoadError
 from decoder.backends.gguf import convert_gguf
-from decoder.config import ENGINES
+from decoder.backends.registry import BACKENDS
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
-    import mlx.nn as nn
-    from mlx_lm.tokenizer_utils import TokenizerWrapper
+    from decoder.config import Settings
 
 EMBEDDED_PREFIX = "embedded:"
 HUB_REPO = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -27,45 +29,30 @@ HUB_GGUF = re.compile(r"(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+):(?P<file>[\w./-]+\.
 
 @dataclass
 class Model:
+    """A loaded model: the spec it came from, where it lives, and the Backend running it."""
+
     spec: str
-    model: "nn.Module"
-    tokenizer: "TokenizerWrapper"
+    backend: Backend
     path: Path
     source: str  # "embedded" | "hub" | "dir" | "gguf"
-    backend: str = "mlx"  # on llamacpp, `model` is the loaded LlamaCppBackend itself
+
+    @property
+    def tokenizer(self):
+        return self.backend.tokenizer
 
 
-def load_model(
-    spec: str,
-    *,
-    dtype: str | None = None,
-    progress: bool = True,
-    backend: str = "mlx",
-    threads: int | None = None,
-    gpu_layers: int | None = None,
-    prefix_cache_mb: float = 512,
-) -> Model:
-    """Load `embedded:<name>`, a .gguf file, a model directory or a Hugging Face repo id."""
-    if backend == "llamacpp":
-        return load_gguf_model(
-            spec, threads=threads, gpu_layers=gpu_layers, prefix_cache_mb=prefix_cache_mb
-        )
-    if backend != "mlx":
-        raise ModelLoadError(f"unknown backend {backend!r}; use one of {', '.join(ENGINES)}")
-    if HUB_GGUF.fullmatch(spec):
+def load_model(spec: str, settings: Settings, engine: str, *, progress: bool = True) -> Model:
+    """`spec` loaded on backend `engine` (decoder/backends/registry.py) with `settings`."""
+    kind = BACKENDS.get(engine)
+    if kind is None:
+        raise ModelLoadError(f"unknown backend {engine!r}; use one of {', '.join(BACKENDS)}")
+    try:
+        implementation = kind.implementation()
+    except ImportError:
         raise ModelLoadError(
-            f"{spec} names a GGUF on the hub: it runs on the llama.cpp backend (--backend llamacpp)"
-        )
-    if dtype is not None and dtype not in DTYPES:
-        raise ModelLoadError(f"unsupported dtype {dtype!r}; use one of {', '.join(DTYPES)}")
-    path, source = resolve(spec, dtype=dtype, progress=progress)
-    model, tokenizer = _load_dir(path, spec)
-    if dtype is not None:
-        import mlx.core as mx
-
-        model.set_dtype(getattr(mx, dtype))  # casts floating parameters only
-    _check_tokenizer_fits(model, tokenizer, spec)
-    return Model(spec=spec, model=model, tokenizer=tokenizer, path=path, source=source)
+            f"the {engine} backend needs {kind.requires}: {kind.install}"
+        ) from None
+    return implementation.load(spec, settings, progress)
 
 
 def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tuple[Path, str]:
@@ -81,36 +68,11 @@ def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tu
     if path.exists():
         raise ModelLoadError(f"{spec} is neither a .gguf file nor a model directory")
     if HUB_REPO.fullmatch(spec):
-        return _download(spec), "hub"
+        return download(spec), "hub"
     raise ModelLoadError(
         f"unknown model {spec!r}: give embedded:gemma-3-270m, embedded:smollm2-135m, "
         "a .gguf file, a model directory or a Hugging Face repo id (owner/name)"
     )
-
-
-def load_gguf_model(
-    spec: str,
-    *,
-    threads: int | None = None,
-    gpu_layers: int | None = None,
-    prefix_cache_mb: float = 512,
-) -> Model:
-    """A GGUF on llama.cpp, loaded as shipped (quantized), with its own tokenizer."""
-    path, source = resolve_gguf(spec)
-    try:
-        from decoder.backends.llamacpp import LlamaCppBackend, LlamaCppError
-    except ImportError:
-        raise ModelLoadError(
-            "the llama.cpp backend needs llama-cpp-python: run ./install.sh "
-            "(or pip install 'llama-cpp-python>=0.3.36,<0.4')"
-        ) from None
-    try:
-        runner = LlamaCppBackend(
-            path, threads=threads, gpu_layers=gpu_layers, prefix_cache_mb=prefix_cache_mb
-        )
-    except LlamaCppError as error:
-        raise ModelLoadError(f"{spec}: {error}") from None
-    return Model(spec, runner, runner.tokenizer, path, source, backend="llamacpp")
 
 
 def resolve_gguf(spec: str) -> tuple[Path, str]:
@@ -154,7 +116,7 @@ def _download_file(repo: str, filename: str) -> Path:
         ) from None
 
 
-def _download(repo: str) -> Path:
+def download(repo: str) -> Path:
     """Local snapshot of a hub repo, through mlx-lm's own downloader (hub's default timeouts)."""
     from decoder.compat.mlx_lm import download
 
@@ -165,32 +127,3 @@ def _download(repo: str) -> Path:
             f"{repo!r} is no local path and cannot be fetched from the Hugging Face hub: "
             f"{one_line(error)}"
         ) from None
-
-
-def _load_dir(path: Path, spec: str):
-    """mlx-lm's loader on a local directory, its many failure types turned into ModelLoadError."""
-    from mlx_lm.utils import load
-
-    if not (path / "config.json").is_file():
-        raise ModelLoadError(f"{spec}: no config.json in {path}; not a model directory")
-    try:
-        return load(str(path))
-    except Exception as error:  # missing weights, unknown model type, bad json, broken tokenizer...
-        raise ModelLoadError(f"cannot load model {spec} from {path}: {one_line(error)}") from None
-
-
-def _check_tokenizer_fits(model: "nn.Module", tokenizer: "TokenizerWrapper", spec: str) -> None:
-    """Token ids past the embedding table would crash or read garbage mid-completion: refuse."""
-    import mlx.nn as nn
-
-    tokens = max(tokenizer.get_vocab().values()) + 1
-    embeddings = [
-        m for _, m in model.named_modules() if isinstance(m, (nn.Embedding, nn.QuantizedEmbedding))
-    ]
-    if not embeddings:
-        return
-    rows = max(m.weight.shape[0] for m in embeddings)  # the token table, not e.g. GPT-2's positions
-    if tokens > rows:
-        raise ModelLoadError(
-            f"tokenizer of {spec} has {tokens} tokens but model {spec} embeds {rows}"
-        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from decoder.drafting.drafter import NO_DRAFT, Context, Draft, Drafter
 from decoder.drafting.lookup import LookupDrafter
+from decoder.pricing import Market, Offer
 from decoder.sampling import Keys, Sampling
 from decoder.vocab import ids_to_bytes
 
@@ -24,6 +25,14 @@ class CascadeDrafter:
         self.lookup, self.model = lookup, model
         self.table = table  # target id -> bytes: the text a lookup head spells
         self.long_match = LONG_MATCH
+
+    def offer(self, market: Market) -> Offer | None:
+        """Priced only for a short match: a long one is the lookup's own, none the model's."""
+        if market.prose or not 0 < market.match < self.long_match:
+            return None
+        passes = getattr(self.model, "passes_per_token", 1.0)
+        free = market.match * self.lookup.tokens_per_match
+        return market.model_offer(self.name, passes, free=free)
 
     def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
         if k <= 0:

@@ -16,9 +16,10 @@ needs several of its tokens per target token).
 
 from __future__ import annotations
 
-from decoder.backends.base import common_prefix
-from decoder.drafting.drafter import NO_DRAFT, Context, Draft, as_backend
+from decoder.backends.base import Backend, common_prefix
+from decoder.drafting.drafter import NO_DRAFT, Context, Draft
 from decoder.drafting.translator import Vocab, anchor, split, translate
+from decoder.pricing import Market, Offer
 from decoder.sampling import Keys, Sampling, choose
 from decoder.stats import Clock
 
@@ -29,9 +30,9 @@ PASSES_PRIOR = 1.5  # drafter passes per proposed target token, before any is me
 class CrossDrafter:
     name = "model"
 
-    def __init__(self, model, tokenizer, target_tokenizer, translation: str = "anchored"):
-        self.runner = as_backend(model)
-        self.vocab, self.target = Vocab(tokenizer), Vocab(target_tokenizer)
+    def __init__(self, runner: Backend, target_tokenizer, translation: str = "anchored"):
+        self.runner = runner
+        self.vocab, self.target = Vocab(runner.tokenizer), Vocab(target_tokenizer)
         self.translation = translation
         # A target token of another vocabulary ends where this one may not cut: heal there.
         self.heals = translation == "anchored" and self.vocab.table != self.target.table
@@ -50,6 +51,9 @@ class CrossDrafter:
     def passes_per_token(self) -> float:
         """Measured drafter passes per proposed target token: the policy prices drafts with it."""
         return (self.fed + PASSES_PRIOR * 4) / (self.proposed + 4)
+
+    def offer(self, market: Market) -> Offer | None:
+        return None if market.prose else market.model_offer(self.name, self.passes_per_token)
 
     def resync(self, ctx: Context) -> bool:
         """Make self.ids spell exactly ctx.generated, keeping every id whose text was accepted.

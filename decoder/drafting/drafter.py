@@ -16,8 +16,18 @@ from typing import Protocol
 import numpy as np
 
 from decoder.backends.base import Backend
+from decoder.pricing import Market, Offer
 from decoder.sampling import Keys, Sampling, choose, probabilities
 from decoder.stats import Clock
+
+# How a drafter model with another tokenizer hands its drafts to the target (translator.py).
+TRANSLATION_DOCS = {
+    "none": "no translation: drafter ids are used as target ids (same vocabulary only)",
+    "naive": "decode the draft, encode it again with no context (the published baseline)",
+    "context": "decode with a few committed tokens of context, encode, drop the context",
+    "anchored": "byte-exact, from a checked token boundary, holding back what may still merge",
+}
+TRANSLATIONS = tuple(TRANSLATION_DOCS)
 
 
 @dataclass
@@ -48,14 +58,9 @@ class Drafter(Protocol):
         """Up to `k` ids likely to follow `ctx`; fewer, or none, when unsure."""
         ...
 
-
-def as_backend(model) -> Backend:
-    """A Backend as it is, or an mlx-lm model wrapped in the MLX backend."""
-    if isinstance(model, Backend):
-        return model
-    from decoder.backends.mlx import MLXBackend
-
-    return MLXBackend(model)
+    def offer(self, market: Market) -> Offer | None:
+        """What drafting the next cycle is worth (`auto` takes the best offer); None: nothing."""
+        ...
 
 
 def draft_loop(
@@ -95,10 +100,14 @@ class ModelDrafter:
     """
 
     name = "model"
+    passes_per_token = 1.0
 
-    def __init__(self, model, vocab_size: int):
-        self.runner = as_backend(model)
+    def __init__(self, runner: Backend, vocab_size: int):
+        self.runner = runner
         self.vocab_size = vocab_size
+
+    def offer(self, market: Market) -> Offer | None:
+        return None if market.prose else market.model_offer(self.name, self.passes_per_token)
 
     def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
         if k <= 0:

@@ -10,6 +10,7 @@ each step; this keeps an incremental index so a cycle costs O(max_ngram), not O(
 from __future__ import annotations
 
 from decoder.drafting.drafter import NO_DRAFT, Context, Draft
+from decoder.pricing import Market, Offer, best_k, bucket
 from decoder.sampling import Keys, Sampling
 
 
@@ -53,3 +54,13 @@ class LookupDrafter:
             return NO_DRAFT
         length = min(k, n * self.tokens_per_match)
         return Draft(ctx.ids[end + 1 : end + 1 + length])
+
+    def offer(self, market: Market) -> Offer | None:
+        """A copy costs nothing to draft; its misses cost only the extra verified positions."""
+        if not market.match:
+            return None
+        key = (self.name, bucket(market.match))
+        expected = market.estimate(key, market.lookup_prior()).expected_tokens
+        k_max = min(market.k_max, market.match * self.tokens_per_match)
+        k, speedup = best_k(expected, market.costs, 0.0, k_max)
+        return Offer(speedup, k, key, pause_scale=0.25)

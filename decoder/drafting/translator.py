@@ -23,7 +23,7 @@ from itertools import accumulate
 import numpy as np
 
 from decoder.compat.mlx_lm import hf_tokenizer
-from decoder.config import TRANSLATIONS as MODES
+from decoder.drafting.drafter import TRANSLATIONS
 from decoder.vocab import ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
@@ -277,4 +277,4 @@ def translate(
         return naive(target, drafter, draft_ids, limit)
     if mode == "none":
         return none(target, draft_ids, limit)
-    raise ValueError(f"translation must be one of {', '.join(MODES)}, not {mode!r}")
+    raise ValueError(f"translation must be one of {', '.join(TRANSLATIONS)}, not {mode!r}")

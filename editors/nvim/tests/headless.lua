@@ -127,7 +127,7 @@ local function main()
   step('setup{} and the server starts for a markdown buffer', function()
     check(bielik.has_ghost_text(), 'this Neovim has vim.lsp.inline_completion')
     bielik.setup({
-      cmd = { python, '-m', 'lsp_server.cli', 'serve' },
+      cmd = { python, '-m', 'app.cli', 'serve' },
       -- top-level server settings, each with a value the server's echo can tell from its default
       preset = 'embedded',
       target = TARGET,

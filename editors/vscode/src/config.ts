@@ -4,67 +4,25 @@
  * test use exactly what the extension uses.
  */
 
-/** Server settings (camelCase, as the server's initializationOptions want them) with the
- * server's defaults. `null` means the server decides (its config file, then its own default). */
-export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
-  preset: null,
-  target: null,
-  drafterModel: null,
-  drafter: 'auto',
-  k: 8,
-  temperature: 0,
-  topP: 1,
-  seed: null,
-  dtype: null,
-  translation: 'anchored',
-  remoteModel: null,
-  apiKeyFile: null,
-  connectTimeoutS: 3,
-  readTimeoutS: 60,
-  tlsVerify: true,
-  backend: 'auto',
-  drafterBackend: null,
-  threads: null,
-  gpuLayers: null,
-  prefixCacheMb: 512,
-  debounceMs: 30,
-  suggestionMs: 120,
-  timeBudgetMs: 2500,
-  prepareNext: true,
-  inlineMaxTokens: 24,
-  continueMaxTokens: 128,
-  maxPromptChars: 8000,
-  loadTimeoutS: 900,
-  languages: ['markdown', 'plaintext', 'latex'],
-  globs: [],
-  enabled: true,
-};
+import { DEFAULT_LANGUAGES, KINDS, RESTRICTED_KEYS, SERVER_SETTINGS } from './settings';
+import type { Kind } from './settings';
 
-/** The JSON type the server wants for a key: from its default, `string` for null defaults. */
-export type Kind = 'string' | 'number' | 'boolean' | 'strings';
-const NULLABLE_KINDS: Readonly<Record<string, Kind>> = { seed: 'number', threads: 'number', gpuLayers: 'number' };
+export { DEFAULT_LANGUAGES, KINDS, RESTRICTED_KEYS, SERVER_SETTINGS };
+export type { Kind };
 
+/** The JSON type the server wants for a key (settings.ts, generated from the server's schema). */
 export function kindOf(key: string): Kind {
-  const value = SERVER_SETTINGS[key];
-  if (key in NULLABLE_KINDS) return NULLABLE_KINDS[key];
-  if (Array.isArray(value)) return 'strings';
-  if (value === null) return 'string';
-  return typeof value as Kind;
+  return KINDS[key];
 }
 
 function hasKind(value: unknown, kind: Kind): boolean {
   if (kind === 'strings') return Array.isArray(value) && value.every((v) => typeof v === 'string');
+  if (kind === 'integer') return Number.isInteger(value);
   return typeof value === kind;
 }
 
-/** Settings that choose which files the server loads (models): in a workspace that is not
- * trusted, only the user's own value counts (package.json: untrustedWorkspaces). */
-export const RESTRICTED_KEYS = ['preset', 'target', 'drafterModel'];
-
 /** Client-only settings: changing one restarts the server. */
 export const RESTART_KEYS = ['server.command', 'server.args', 'languages'];
-
-export const DEFAULT_LANGUAGES = ['markdown', 'plaintext', 'latex'];
 
 /** What `WorkspaceConfiguration.inspect` tells about one key (the parts we use). */
 export interface Inspected<T = unknown> {
@@ -118,7 +76,8 @@ export function serverSettings(inspect: Inspect, trusted = true): Record<string,
 }
 
 function describeKind(kind: Kind): string {
-  return kind === 'strings' ? 'a list of strings' : `a ${kind}`;
+  if (kind === 'strings') return 'a list of strings';
+  return kind === 'integer' ? 'an integer' : `a ${kind}`;
 }
 
 /**
@@ -145,7 +104,7 @@ export function changedSettings(
 
 export function languages(inspect: Inspect): string[] {
   const value = explicit(inspect('languages'));
-  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : DEFAULT_LANGUAGES;
+  return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : [...DEFAULT_LANGUAGES];
 }
 
 export interface ServerCommand {

@@ -35,7 +35,7 @@ export class Bielik implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
   readonly output: vscode.LogOutputChannel;
   private sent: Record<string, unknown> = {};
-  private langs: string[] = config.DEFAULT_LANGUAGES;
+  private langs: string[] = [...config.DEFAULT_LANGUAGES];
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor() {

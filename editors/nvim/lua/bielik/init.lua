@@ -14,42 +14,10 @@ local COMMANDS = {
 }
 M.COMMANDS = COMMANDS
 
---- Server settings (snake_case here; the server also takes camelCase) with the server's defaults.
---- vim.NIL: no default here, the server decides (its config file, then its own default). Only
---- the ones set in setup{} (at top level or under `settings`) are sent.
-M.server_defaults = {
-  preset = vim.NIL, -- 'embedded' | 'bielik' | 'server'
-  target = vim.NIL, -- HF repo id, MLX/HF directory, .gguf, embedded:NAME or http://HOST:PORT/v1
-  drafter_model = vim.NIL, -- same forms (embedded:smollm2-135m)
-  drafter = 'auto', -- auto (the policy decides) | none | lookup | model
-  k = 8, -- draft length (the upper bound for auto)
-  temperature = 0.0,
-  top_p = 1.0,
-  seed = vim.NIL,
-  dtype = vim.NIL, -- e.g. 'float32'
-  translation = 'anchored', -- none | naive | context | anchored: drafts across tokenizers
-  remote_model = vim.NIL, -- target is a server URL: the "model" it should use (vLLM --served-model-name)
-  api_key_file = vim.NIL, -- file with the server's API key (else $BIELIK_LSP_API_KEY)
-  connect_timeout_s = 3.0,
-  read_timeout_s = 60.0, -- longest silence mid-request
-  tls_verify = true,
-  backend = 'auto', -- auto (MLX on macOS, llama.cpp on Linux and Windows) | mlx | llamacpp
-  drafter_backend = vim.NIL, -- the drafter model's backend (unset: same as backend)
-  threads = vim.NIL, -- llama.cpp CPU threads (unset: the physical cores)
-  gpu_layers = vim.NIL, -- llama.cpp layers on the GPU (unset: all when the build has one)
-  prefix_cache_mb = 512, -- per-document prompt caches kept across keystrokes (LRU)
-  debounce_ms = 30, -- wait for more typing before generating
-  suggestion_ms = 120, -- a new suggestion shows this long after you stop typing (at least a whole word)
-  time_budget_ms = 2500, -- a suggestion arrives at most this long after the request
-  prepare_next = true, -- while you read a suggestion, compute the next one as if accepted
-  load_timeout_s = 900, -- a model load taking longer ends in an error (retry: change a setting)
-  inline_max_tokens = 24, -- token budget of one inline suggestion
-  continue_max_tokens = 128, -- budget of :BielikContinue
-  max_prompt_chars = 8000, -- context kept before the cursor
-  languages = vim.NIL, -- LSP language ids to serve, a list (unset: every filetype below)
-  globs = vim.NIL, -- file path globs to serve, a list (unset: all)
-  enabled = true,
-}
+--- Server settings (lua/bielik/settings.lua, generated from the server's schema) with the
+--- server's defaults; vim.NIL: the server decides. Only the ones set in setup{} (at top level or
+--- under `settings`) are sent.
+M.server_defaults = require('bielik.settings')
 
 M.defaults = {
   cmd = { 'bielik-lsp', 'serve' },

@@ -2,7 +2,7 @@
 // way the extension does: the same initializationOptions, command arguments and status handling
 // (out/config.js, out/protocol.js, out/status.js). Run `npm run compile` first.
 //
-// Server: $BIELIK_LSP_PYTHON -m lsp_server.cli serve in the repository root (default: the
+// Server: $BIELIK_LSP_PYTHON -m app.cli serve in the repository root (default: the
 // repository's .venv python), or $BIELIK_LSP_COMMAND (a JSON array) if set.
 'use strict';
 const test = require('node:test');
@@ -32,7 +32,7 @@ function serverCommand() {
     const venv = path.join(ROOT, '.venv', 'bin', 'python');
     python = fs.existsSync(venv) ? venv : 'python3';
   }
-  return { command: python, args: ['-m', 'lsp_server.cli', 'serve'] };
+  return { command: python, args: ['-m', 'app.cli', 'serve'] };
 }
 
 /** Settings as a user would set them in VS Code (what `inspect` reports as globalValue). */

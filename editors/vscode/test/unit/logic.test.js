@@ -136,7 +136,7 @@ test('values of the wrong type are left out with a message; a string is never a 
   assert.deepEqual(r.settings, { seed: 3, languages: config.DEFAULT_LANGUAGES });
   assert.deepEqual(r.problems, [
     'bielik.target must be a string, not 7; ignored',
-    'bielik.k must be a number, not "4"; ignored',
+    'bielik.k must be an integer, not "4"; ignored',
     'bielik.languages must be a list of strings, not "markdown"; ignored',
     'bielik.globs must be a list of strings, not "*.md"; ignored',
     'bielik.enabled must be a boolean, not "yes"; ignored',
@@ -147,7 +147,7 @@ test('values of the wrong type are left out with a message; a string is never a 
 
 test('the type each server setting must have agrees with package.json', () => {
   const props = pkg.contributes.configuration.properties;
-  const json = { string: 'string', number: ['number', 'integer'], boolean: 'boolean' };
+  const json = { string: 'string', number: 'number', integer: 'integer', boolean: 'boolean' };
   for (const key of Object.keys(config.SERVER_SETTINGS)) {
     const p = props[`bielik.${key}`];
     const types = [p.type].flat().filter((t) => t !== 'null');

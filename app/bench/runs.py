@@ -15,21 +15,21 @@ import datetime
 import gc
 import json
 import os
-import platform
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from decoder.bench.analysis import LABELS, analyse
-from decoder.bench.peers import Peer, llama_cpp_peers, mlx_lm_peer, time_peer
-from decoder.bench.report import plots, report
-from decoder.config import TRANSLATIONS, Settings
-from decoder.drafting.drafter import Context, Drafter
-from decoder.engine import PLAIN, FixedPolicy, Policy, collect
+from app.bench import machine
+from app.bench.analysis import analyse
+from app.bench.corpus import LABELS, Excerpt, load_corpus, select, sweep_subset
+from app.bench.peers import Peer, backend_peers, time_peer
+from app.bench.report import plots, report
+from decoder.config import Settings
+from decoder.drafting.drafter import TRANSLATIONS, Context, Drafter
+from decoder.engine import PLAIN, FixedPolicy, Policy
+from decoder.generation import collect
 from decoder.sampling import GREEDY, Keys
 
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT / "polish" / "data" / "bench.jsonl"
 SWEEP_KS = (1, 2, 3, 4, 6)
 
 
@@ -43,7 +43,7 @@ class BenchConfig:
     translations: tuple[str, ...] = TRANSLATIONS  # one model-drafter condition per mode
     backends: tuple[str, ...] = ()  # run one after the other; empty: the settings' backend
     peers: bool = True  # time mlx-lm and llama-cpp-python beside ours, where installed
-    out: Path = ROOT / "docs"
+    out: Path = Path(".")
     command: str = "bielik-lsp bench"
 
 
@@ -54,54 +54,8 @@ QUICK = BenchConfig(
     sweep_ks=(1, 2),
     sweep_n=1,
     peers=False,
-    out=ROOT / "build" / "bench-quick",
     command="bielik-lsp bench --quick",
 )
-
-
-# ---------------------------------------------------------------- corpus
-
-
-@dataclass(frozen=True)
-class Excerpt:
-    id: str
-    label: str
-    text: str
-    source: str
-    license: str
-
-
-def load_corpus(path: Path = CORPUS) -> list[Excerpt]:
-    """The bench corpus; lines with `from` point to an item of another file in the same folder."""
-    rows = [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
-    refs: dict[str, dict] = {}
-    for name in {r["from"] for r in rows if "from" in r}:
-        for line in (path.parent / name).read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
-            refs[item["id"]] = item
-    full = [refs[r["id"]] if "from" in r else r for r in rows]
-    return [Excerpt(r["id"], r["label"], r["text"], r["source"], r["license"]) for r in full]
-
-
-def select(corpus: list[Excerpt], per_class: int) -> list[Excerpt]:
-    """`per_class` excerpts of each type, evenly spaced through the corpus (and its sources)."""
-    out = []
-    for label in LABELS:
-        items = [e for e in corpus if e.label == label]
-        n = min(per_class, len(items))
-        out += [items[i * len(items) // n] for i in range(n)]
-    return out
-
-
-def sweep_subset(excerpts: list[Excerpt], n: int) -> set[str]:
-    """Ids of `n` excerpts taken round-robin over the content types."""
-    by_type = [[e.id for e in excerpts if e.label == label] for label in LABELS]
-    order = [
-        ids[i] for i in range(max(map(len, by_type), default=0)) for ids in by_type if i < len(ids)
-    ]
-    return set(order[:n])
 
 
 # ---------------------------------------------------------------- conditions
@@ -130,31 +84,17 @@ def model_drafters(
             continue
         try:
             settings = replace(pipe.settings, drafter="model", translation=mode)
-            sub = Pipeline(settings, pipe.target, pipe.engine)
-            sub.attach_drafter_model(drafter_model)
-            drafters[family] = sub.drafters["model"]
+            drafters[family] = Pipeline(settings, pipe.target, drafter_model).drafters["model"]
         except Exception as e:  # noqa: BLE001 — any failure makes this one condition unavailable
             missing[family] = f"{type(e).__name__}: {e}"
     return drafters, missing
-
-
-def share_runner(drafters: list[Drafter]) -> None:
-    """One drafter-model cache for all translation modes and auto, so the prompt is prefilled once.
-
-    Safe because a runner is keyed by the exact ids it holds and every drafter resyncs it on
-    each call; runs are sequential, so no two drafters use it at the same time.
-    """
-    runners = [d for d in drafters if hasattr(d, "runner")]
-    for d in runners[1:]:
-        d.runner = runners[0].runner
 
 
 def build_conditions(
     pipe, drafter_model, ks: tuple[int, ...], translations: tuple[str, ...] = TRANSLATIONS
 ) -> tuple[list[Condition], dict[str, str]]:
     """Baseline first (every other condition is compared with it), fixed drafters per k, auto."""
-    fixed, missing = model_drafters(pipe, drafter_model, translations)
-    share_runner([*fixed.values(), *[d for name, d in pipe.drafters.items() if name == "model"]])
+    fixed, missing = model_drafters(pipe, drafter_model, translations)  # one drafter backend
     fixed = {"lookup": pipe.drafters["lookup"], **fixed}
     if "cascade" in pipe.drafters:  # lookup, else the model drafter (anchored)
         fixed["cascade"] = pipe.drafters["cascade"]
@@ -301,26 +241,14 @@ def run_all(
     return records, peer_records
 
 
-def load_peers(pipe, backend: str, excerpts: list[Excerpt], cfg: BenchConfig):
+def load_peers(pipe, backend: str, cfg: BenchConfig) -> tuple[list[Peer], dict[str, str]]:
     """The peers that run beside `backend`, and why each missing one is missing."""
     if not cfg.peers:
         return [], {}
-    if backend == "mlx":
-        try:
-            return [mlx_lm_peer(pipe.target.model, pipe.target.tokenizer)], {}
-        except ImportError as e:
-            return [], {"mlx-lm": f"not installed ({e})"}
-    longest = max(len(pipe.engine.encode(e.text)) for e in excerpts)
     try:
-        peers = llama_cpp_peers(
-            pipe.target.path,  # on llama.cpp, the GGUF file itself
-            threads=pipe.engine.runner.describe()["threads"],
-            n_ctx=longest + cfg.max_tokens + 16,
-            eos=pipe.engine.eos,
-        )
+        return backend_peers(backend, pipe.engine.runner), {}
     except ImportError as e:
-        return [], {"llama-cpp-python": f"not installed ({e})"}
-    return peers, {}
+        return [], {backend: f"its library's own generation is not installed ({e})"}
 
 
 # ---------------------------------------------------------------- entry point
@@ -332,31 +260,6 @@ def default_grid() -> str:
         f"{d.per_class} excerpts per type, {d.max_tokens} tokens, k={d.k}, k sweep on {d.sweep_n} "
         f"(sized for about 45 minutes on an idle 2-core machine)"
     )
-
-
-def machine() -> str:
-    """OS, CPU and core count, and MLX's version, device and BLAS where MLX is installed."""
-    from decoder.backends.blas import loaded_blas
-
-    try:
-        import mlx.core as mx
-
-        mlx = f", MLX {mx.__version__} ({mx.default_device()}), BLAS {loaded_blas()}"
-    except ImportError:  # llama.cpp only (Windows)
-        mlx = ""
-    cpu = (
-        next(
-            (
-                line.split(":", 1)[1].strip()
-                for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")
-            ),
-            platform.processor(),
-        )
-        if Path("/proc/cpuinfo").exists()
-        else platform.processor()
-    )
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs{mlx}"
 
 
 def write_outputs(data: dict, out: Path) -> Path:
@@ -382,7 +285,7 @@ def write_outputs(data: dict, out: Path) -> Path:
 
 def run(settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: str = "") -> Path:
     """Every condition and peer on every excerpt, backend after backend; the report's path."""
-    start, load0 = time.perf_counter(), os.getloadavg()[0]
+    start, load0 = time.perf_counter(), machine.load_average()
     excerpts = select(load_corpus(), cfg.per_class)
     records, peers, backends = [], [], {}
     for backend in cfg.backends or (settings.target_backend,):
@@ -394,9 +297,9 @@ def run(settings: Settings, cfg: BenchConfig, *, progress: bool = True, note: st
     meta = {
         "command": cfg.command,
         "date": datetime.date.today().isoformat(),
-        "machine": machine(),
+        "machine": machine.describe(),
         "cpus": os.cpu_count(),
-        "load": (load0, os.getloadavg()[0]),
+        "load": (load0, machine.load_average()),
         "wall_s": time.perf_counter() - start,
         "note": note and f"; {note}",
         "target": settings.target,
@@ -428,19 +331,12 @@ def run_backend(
     drafter_model, why = pipe.drafter_model, ""
     if drafter_model is None:
         try:
-            drafter_model = load_model(
-                settings.drafter_model,
-                dtype=settings.dtype,
-                progress=progress,
-                backend=backend,
-                threads=settings.threads,
-                gpu_layers=settings.gpu_layers,
-            )
+            drafter_model = load_model(settings.drafter_model, settings, backend, progress=progress)
         except ModelLoadError as e:
             why = str(e)
     ks = tuple(sorted({*cfg.sweep_ks, cfg.k}))
     conds, missing = build_conditions(pipe, drafter_model, ks, cfg.translations)
-    peers, peers_missing = load_peers(pipe, backend, excerpts, cfg)
+    peers, peers_missing = load_peers(pipe, backend, cfg)
     runner = pipe.engine.runner
     info = {
         "name": getattr(runner, "name", backend),

@@ -1,8 +1,8 @@
 """`bielik-lsp serve-model`: start an inference server on a model, for a team to point editors at.
 
-Two servers this project knows well: mlx_lm.server (ships with mlx-lm; Macs, and Linux CPUs
-through MLX) and llama.cpp's llama-server (a GGUF on CPU or GPU, with its own n-gram
-speculation). vLLM and SGLang are started with their own commands (docs/deploy.md).
+Two servers: mlx_lm.server (ships with mlx-lm; Macs, and Linux CPUs through MLX) and
+llama.cpp's llama-server (a GGUF on CPU or GPU, with its own n-gram speculation). vLLM and
+SGLang are started with their own commands (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from decoder.config import Settings
 SERVERS = ("mlx", "llama")
 LLAMA_SERVER_ENV = "BIELIK_LSP_LLAMA_SERVER"  # path of llama-server when it is not on PATH
 LLAMA_CONTEXT = 8192
-LLAMA_SPECULATION = "ngram-mod"  # llama.cpp's n-gram speculation that paid on Polish (NOTES)
+LLAMA_SPECULATION = "ngram-mod"  # llama-server's n-gram speculation that pays on Polish lists
 
 
 @dataclass(frozen=True)

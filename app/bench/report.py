@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from decoder.bench.analysis import BOOTSTRAP, LABELS, PAPER_BETA, PAPER_R, drafting, main_grid, of
+from app.bench.analysis import BOOTSTRAP, PAPER_BETA, PAPER_R, drafting, main_grid, of
+from app.bench.corpus import LABELS
 
 
 def fmt(x, spec: str = ".2f") -> str:

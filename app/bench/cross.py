@@ -7,41 +7,35 @@ that came from accepted drafts, target tokens per target pass (plain = 1), accep
 passes per proposed target token, drafter-context integrity (cycles whose drafter text equalled
 the committed text), whether every output equals plain greedy, decode speed as a ratio
 against plain in the same run, and the speedup these cycles predict for Bielik-11B with
-Qwen2.5-1.5B on an M2 Pro under the paper's cost model (decoder/bench/analysis.py). Prints a
-Markdown table; `--json` also writes the per-run records after every excerpt, and `--from-json`
-prints the table of such a file again.
+Qwen2.5-1.5B on an M2 Pro under the paper's cost model (app/bench/analysis.py). Prints a
+Markdown table and writes the per-run records to OUT/cross.json after every excerpt;
+`--from-json` prints the table of such a file again.
 
-    python scripts/compare_translation.py [--excerpts 8] [--label structured] [--max-tokens 64]
-        [--ks 2 4] [--modes naive context anchored] [--lookup] [--json FILE]
+    bielik-lsp bench cross-tokenizer [--excerpts 8] [--label structured] [--max-tokens 64]
+        [--ks 2 4] [--modes naive context anchored] [--lookup] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tqdm import tqdm
 
-from decoder.backends.blas import ensure_fast_blas  # noqa: E402
-
-ensure_fast_blas()
-
-from tqdm import tqdm  # noqa: E402
-
-from decoder.backends.models import load_model  # noqa: E402
-from decoder.bench.analysis import PAPER_BETA, PAPER_R, modelled_speedup  # noqa: E402
-from decoder.bench.runs import cost_samples, load_corpus, select  # noqa: E402
-from decoder.config import TRANSLATIONS  # noqa: E402
-from decoder.drafting.cascade import CascadeDrafter  # noqa: E402
-from decoder.drafting.cross import CrossDrafter  # noqa: E402
-from decoder.drafting.drafter import Context  # noqa: E402
-from decoder.drafting.lookup import LookupDrafter  # noqa: E402
-from decoder.engine import PLAIN, Engine, FixedPolicy, collect  # noqa: E402
-from decoder.sampling import GREEDY, Keys  # noqa: E402
+from app.bench.analysis import PAPER_BETA, PAPER_R, modelled_speedup
+from app.bench.corpus import load_corpus, select
+from app.bench.runs import cost_samples
+from decoder.backends.models import load_model
+from decoder.config import Settings
+from decoder.drafting.cascade import CascadeDrafter
+from decoder.drafting.cross import CrossDrafter
+from decoder.drafting.drafter import Context
+from decoder.drafting.lookup import LookupDrafter
+from decoder.engine import PLAIN, Engine, FixedPolicy
+from decoder.generation import collect
+from decoder.sampling import GREEDY, Keys
 
 
 @dataclass
@@ -84,7 +78,7 @@ def table(records: dict[str, list[dict]]) -> str:
     return "\n".join([head, *(t.row(n, totals["plain"]) for n, t in totals.items())])
 
 
-def run(engine: Engine, text: str, policy, max_tokens: int):
+def generate(engine: Engine, text: str, policy, max_tokens: int):
     result = collect(
         engine.generate(engine.encode(text), max_tokens=max_tokens, policy=policy, prompt_text=text)
     )
@@ -101,30 +95,19 @@ def conditions(ks: list[int], modes: list[str], lookup: bool) -> list[tuple[str,
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--excerpts", type=int, default=8)
-    ap.add_argument("--label", default="structured", choices=["structured", "prose", "mixed"])
-    ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--ks", type=int, nargs="+", default=[2, 4])
-    ap.add_argument(
-        "--modes", nargs="+", default=["naive", "context", "anchored"], choices=TRANSLATIONS
-    )
-    ap.add_argument("--lookup", action="store_true", help="also lookup alone at each k")
-    ap.add_argument("--json", help="write the per-run records here (after every excerpt)")
-    ap.add_argument("--from-json", help="print the table of saved records (no models)")
-    args = ap.parse_args()
+def run(settings: Settings, args: argparse.Namespace) -> str:
+    """Every condition on every excerpt; the Markdown table."""
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
         done = [r["excerpt"] for r in saved["records"]["plain"]]
-        print(f"{saved['header']}\nexcerpts run: {len(done)} ({', '.join(done)})\n")
-        print(table(saved["records"]))
-        return
+        return f"{saved['header']}\nexcerpts run: {len(done)} ({', '.join(done)})\n\n" + table(
+            saved["records"]
+        )
     excerpts = [e for e in select(load_corpus(), args.excerpts) if e.label == args.label]
-    target = load_model("embedded:gemma-3-270m", dtype="float32", progress=False)
-    drafter = load_model("embedded:smollm2-135m", dtype="float32", progress=False)
-    engine = Engine(target.model, target.tokenizer)
-    shared = CrossDrafter(drafter.model, drafter.tokenizer, target.tokenizer).runner
+    mlx = replace(settings, dtype="float32")
+    target = load_model("embedded:gemma-3-270m", mlx, "mlx", progress=False)
+    drafter = load_model("embedded:smollm2-135m", mlx, "mlx", progress=False)
+    engine = Engine(target.backend)
     conds = conditions(args.ks, args.modes, args.lookup)
     records: dict[str, list[dict]] = {name: [] for name, _, _ in conds}
     header = (
@@ -132,40 +115,42 @@ def main() -> None:
         f"({', '.join(e.id for e in excerpts)}); {args.max_tokens} tokens, greedy; "
         "Gemma-3-270M target, SmolLM2-135M drafter"
     )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(excerpts) * len(conds), desc="runs")
     for ex in excerpts:
-        plain: list[int] = []
-        for name, kind, k in conds:
-            if kind == "plain":
-                policy = PLAIN
-            else:
-                model = CrossDrafter(
-                    drafter.model,
-                    drafter.tokenizer,
-                    target.tokenizer,
-                    "anchored" if kind in ("lookup", "cascade") else kind,
-                )
-                model.runner = shared  # keyed by the ids it holds: the prompt is prefilled once
-                model.propose(Context(engine.encode(ex.text), ex.text, b""), 1, GREEDY, Keys(None))
-                lookup = LookupDrafter()
-                chosen = {"lookup": lookup, "cascade": CascadeDrafter(lookup, model, engine.table)}
-                policy = FixedPolicy(chosen.get(kind, model), k)
-            run(engine, ex.text, PLAIN, 1)  # the target's prompt is cached: time decoding only
-            ids, stats = run(engine, ex.text, policy, args.max_tokens)
-            plain = ids if kind == "plain" else plain
-            record = stats.to_dict()
-            cycles = record.pop("per_cycle")
-            records[name].append(
-                {"excerpt": ex.id, "identical": ids == plain, **record, **cost_samples(cycles)}
-            )
-            bar.update()
-        if args.json:
-            Path(args.json).write_text(
-                json.dumps({"header": header, "records": records}, ensure_ascii=False, indent=1)
-            )
+        run_excerpt(engine, drafter.backend, ex, conds, args.max_tokens, records)
+        bar.update(len(conds))
+        (out / "cross.json").write_text(
+            json.dumps({"header": header, "records": records}, ensure_ascii=False, indent=1)
+        )
     bar.close()
-    print(f"\n{header}\n\n{table(records)}")
+    return f"\n{header}\n\n{table(records)}"
 
 
-if __name__ == "__main__":
-    main()
+def policy_for(engine: Engine, drafter, ex, kind: str, k: int):
+    """The fixed policy of one condition; the drafter's prompt is prefilled first, untimed."""
+    if kind == "plain":
+        return PLAIN
+    # One drafter backend for every mode: keyed by the ids it holds, the prompt is prefilled once.
+    model = CrossDrafter(
+        drafter, engine.tokenizer, "anchored" if kind in ("lookup", "cascade") else kind
+    )
+    model.propose(Context(engine.encode(ex.text), ex.text, b""), 1, GREEDY, Keys(None))
+    lookup = LookupDrafter()
+    chosen = {"lookup": lookup, "cascade": CascadeDrafter(lookup, model, engine.table)}
+    return FixedPolicy(chosen.get(kind, model), k)
+
+
+def run_excerpt(engine, drafter, ex, conds, max_tokens: int, records: dict) -> None:
+    plain: list[int] = []
+    for name, kind, k in conds:
+        policy = policy_for(engine, drafter, ex, kind, k)
+        generate(engine, ex.text, PLAIN, 1)  # the target's prompt is cached: time decoding only
+        ids, stats = generate(engine, ex.text, policy, max_tokens)
+        plain = ids if kind == "plain" else plain
+        record = stats.to_dict()
+        cycles = record.pop("per_cycle")
+        records[name].append(
+            {"excerpt": ex.id, "identical": ids == plain, **record, **cost_samples(cycles)}
+        )

@@ -20,7 +20,6 @@ import asyncio
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -32,15 +31,17 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from tqdm import tqdm
 
+from app.bench import machine
+from app.bench.corpus import Excerpt, load_corpus
+from app.errors import UserError
 from decoder.backends.base import common_prefix
-from decoder.bench.runs import ROOT, Excerpt, load_corpus
-
-from .compat import server_process
+from lsp_server.compat import server_process
 
 LABELS = ("structured", "prose")
+SOURCE = Path(__file__).resolve().parents[2]  # the server runs this checkout's code
 
 
-class TypingBenchError(Exception):
+class TypingBenchError(UserError):
     """The server could not be driven (it did not start, load or answer): one line for the user."""
 
 
@@ -56,11 +57,11 @@ class TypingConfig:
     minutes: float | None = None  # storm: no pauses, documents left open, for this long
     rss_every_s: float = 0.25  # memory sampling period
     ready_timeout_s: float = 600.0  # model load (the first run converts the models)
-    out: Path = ROOT / "build" / "bench-typing"
+    out: Path = Path(".")
     command: str = "bielik-lsp bench --typing"
 
 
-QUICK = TypingConfig(per_class=1, chars=24, out=ROOT / "build" / "bench-typing-quick")
+QUICK = TypingConfig(per_class=1, chars=24)
 
 
 # ---------------------------------------------------------------- what is typed
@@ -448,7 +449,7 @@ class Run:
     started: str
     server: list[str]
     load_seconds: float = 0.0
-    load_average: list[float] = field(default_factory=list)  # 1-minute, at start and at end
+    load_average: list[float | None] = field(default_factory=list)  # 1-minute, start and end
     settings: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
@@ -458,20 +459,15 @@ class Run:
     pauses: list[dict] = field(default_factory=list)
 
 
-def machine() -> str:
-    system = f"{platform.system()} {platform.machine()}"
-    return f"{system}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-
-
 async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) -> Run:
     cfg.out.mkdir(parents=True, exist_ok=True)
     todo = scripts(cfg)
     record = Run(
         config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
-        machine=machine(),
+        machine=machine.describe(),
         started=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         server=server_argv,
-        load_average=[_load_average()],
+        load_average=[machine.load_average()],
     )
     editor = Editor()
     memory = Memory()
@@ -505,7 +501,7 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     for label in LABELS:
         record.summary[label] = summarise([p for p in pauses if p.label == label], typed[label])
     record.summary["all"] = summarise(pauses, sum(typed.values()))
-    record.load_average.append(_load_average())
+    record.load_average.append(machine.load_average())
     record.counts = asdict(editor.counts)
     record.memory = {"peak_mb": round(memory.peak_mb, 1), "series": memory.series}
     record.messages = editor.messages
@@ -513,15 +509,10 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     return record
 
 
-def _load_average() -> float:
-    """The 1-minute load average (a busy machine slows every answer); -1 where unknown."""
-    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else -1.0
-
-
 def _server_env() -> dict:
     return {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
     }
 
 
@@ -607,6 +598,8 @@ def _storm(record: Run, cfg: dict) -> str:
 
 def _load(record: Run) -> str:
     start, end = record.load_average[0], record.load_average[-1]
+    if start is None or end is None:
+        return "No load average on this OS."
     return f"Load average (1 min) {start:g} at start, {end:g} at end."
 
 
@@ -644,4 +637,4 @@ def run_typing(server_argv: list[str], cfg: TypingConfig, progress: bool = True)
 
 def server_command(global_args: list[str]) -> list[str]:
     """This Python running the server with the same global options (config, preset, models)."""
-    return [sys.executable, "-m", "lsp_server.cli", *global_args, "serve"]
+    return [sys.executable, "-m", "app.cli", *global_args, "serve"]

@@ -30,12 +30,13 @@ from pathlib import Path
 
 import httpx
 
-from decoder.config import ConfigError, Settings
-from decoder.engine import Chunk
+from decoder.config import ConfigError, Settings, is_remote
+from decoder.generation import Chunk
 from decoder.stats import Cycle, RunStats
 
+__all__ = ["RemoteEngine", "ServerError", "ServerRefused", "ServerUnavailable", "is_remote"]
+
 API_KEY_ENV = "BIELIK_LSP_API_KEY"
-SCHEMES = ("http://", "https://")
 BACKOFF_FIRST_S = 0.5
 BACKOFF_MAX_S = 30.0
 CANCEL_POLL_S = 0.01  # how often a running request looks at its ticket
@@ -52,11 +53,6 @@ class ServerUnavailable(ServerError):
 
 class ServerRefused(ServerError):
     """The server answered but refused the request (bad key, bad parameters): not retried."""
-
-
-def is_remote(spec: str) -> bool:
-    """Whether a target spec names an inference server rather than a model."""
-    return spec.startswith(SCHEMES)
 
 
 @dataclass(frozen=True)
@@ -219,6 +215,10 @@ class RemoteEngine:
             build=str(props.get("build_info", "")),
         )
 
+    def apply(self, settings: Settings) -> None:
+        """Sampling and the model name apply to the next request (the connection reloads)."""
+        self.settings = settings
+
     def select(self, key: str | None) -> None:
         """Nothing to select: the server keeps its own prompt cache (llama-server: cache_prompt)."""
 
@@ -241,6 +241,7 @@ class RemoteEngine:
             "tls_verify": self.settings.tls_verify,
             "up": self.health.up,
             "status": self.health.message or "ready",
+            **({} if self.health.up else {"WARNING": self.health.message}),
         }
 
     def _where(self) -> str:

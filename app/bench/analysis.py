@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-LABELS = ("structured", "prose", "mixed")
+from app.bench.corpus import LABELS
+
 PAPER_R, PAPER_BETA = 0.071, 0.19  # the paper's fit: Bielik-11B 8-bit + Qwen2.5-1.5B 4-bit, M2 Pro
 BOOTSTRAP = 2000
 

@@ -1,9 +1,10 @@
-"""Our llama.cpp backend against its peers, in one run on the embedded Gemma-3-270M.
+"""`bielik-lsp bench engines`: our llama.cpp backend against its peers, in one run.
 
-Our llama.cpp plain decoding against llama-cpp-python's own generation, our auto policy against
-our plain decoding, and MLX against llama.cpp.
+Our llama.cpp plain decoding against llama-cpp-python's own generation on the same GGUF (the
+target's, by default the embedded Gemma-3-270M), our auto policy against our plain decoding,
+and MLX against llama.cpp.
 
-    PYTHONPATH=. python scripts/bench_llamacpp.py [--tokens 64] [--reps 3] [--json out.json]
+    bielik-lsp [--threads N] bench engines [--tokens 64] [--reps 3] [--no-mlx]
 
 Every figure is decode tokens/s (prefill excluded, first token excluded on both sides), median
 of `--reps` interleaved repetitions, and every comparison is a ratio within this run.
@@ -18,22 +19,18 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from decoder.backends.blas import ensure_fast_blas
+from decoder.config import Settings
+from decoder.engine import PLAIN
+from decoder.generation import collect
+from decoder.pipeline import Pipeline
 
-ensure_fast_blas()  # MLX's comparison on OpenBLAS, as bielik-lsp runs it
-
-from decoder.backends.embedded import embedded_gguf  # noqa: E402
-from decoder.config import Settings  # noqa: E402
-from decoder.engine import PLAIN, collect  # noqa: E402
-from decoder.pipeline import Pipeline  # noqa: E402
-
-SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PROMPT = "konstytucja.txt"
 
 
 def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
     policy = pipe.policy(text=text) if auto else PLAIN
-    pipe.engine.runner.reset()
+    pipe.reset()
     result = collect(pipe.continue_text(text, max_tokens=tokens, policy=policy))
     stats = result.stats
     return {"tok_s": stats.tokens_per_second, "ids": result.ids, "reasons": stats.reasons}
@@ -52,21 +49,14 @@ def peer(llm, prompt_ids: list[int], tokens: int) -> dict:
     return {"tok_s": (len(out) - 1) / (time.perf_counter() - start), "ids": out}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--threads", type=int)
-    ap.add_argument("--no-mlx", action="store_true", help="skip the MLX comparison")
-    ap.add_argument("--json", help="also write the raw figures here")
-    args = ap.parse_args()
+def run(settings: Settings, args: argparse.Namespace) -> str:
     from llama_cpp import Llama
 
-    base = Settings(backend="llamacpp", threads=args.threads, max_tokens=args.tokens)
+    base = replace(settings, backend="llamacpp", max_tokens=args.tokens)
     pipe = Pipeline.load(base, progress=False)
     runner = pipe.engine.runner
     llm = Llama(
-        str(embedded_gguf("gemma-3-270m")),
+        str(pipe.target.path),
         n_threads=runner.threads,
         n_threads_batch=runner.threads,
         n_ctx=runner.context_length,
@@ -119,20 +109,18 @@ def main() -> None:
     }
     if mlx is not None:
         ratios["MLX plain / llama.cpp plain"] = med["ours MLX plain"] / med["ours llama.cpp plain"]
-    print(f"# {args.tokens} greedy tokens, median of {args.reps}; {json.dumps(runner.describe())}")
-    print(f"# costs on llama.cpp: {pipe.costs.describe()}")
+    lines = [
+        f"# {args.tokens} greedy tokens, median of {args.reps}; {json.dumps(runner.describe())}"
+    ]
+    lines.append(f"# costs on llama.cpp: {pipe.costs.describe()}")
     for k, v in med.items():
         extra = "" if k not in same else f"  (same ids as plain: {same[k]})"
-        print(f"{k:<34} {v:7.1f} tok/s{extra}")
-    for k, v in ratios.items():
-        print(f"{k:<68} {v:5.2f}x")
+        lines.append(f"{k:<34} {v:7.1f} tok/s{extra}")
+    lines += [f"{k:<68} {v:5.2f}x" for k, v in ratios.items()]
     for k in ("auto konstytucja.txt", "auto lalka.txt"):
-        print(f"policy {k}: {'; '.join(reasons.get(k, []))}")
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps({"runs": runs, "median": med, "ratios": ratios, "same": same}, indent=1)
-        )
-
-
-if __name__ == "__main__":
-    main()
+        lines.append(f"policy {k}: {'; '.join(reasons.get(k, []))}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    raw = {"runs": runs, "median": med, "ratios": ratios, "same": same}
+    (out / "engines.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
+    return "\n".join(lines)

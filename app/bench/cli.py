@@ -1,0 +1,191 @@
+"""`bielik-lsp bench`: its flags and which benchmark they run.
+
+`bench` alone runs the grid (runs.py); `bench --typing` the typing benchmark; `bench engines`
+and `bench cross-tokenizer` their own comparisons. Each writes into --out (default: here).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from decoder.backends.registry import BACKENDS
+from decoder.config import Settings
+from decoder.drafting.drafter import TRANSLATIONS
+from decoder.schema import ConfigError
+
+SUITES = ("engines", "cross-tokenizer")
+
+
+def add_parser(sub: Any) -> None:
+    """The `bench` command on `sub` (the subcommands of the main parser)."""
+    bench = sub.add_parser(
+        "bench",
+        allow_abbrev=False,
+        help="every drafter against plain decoding on the bundled corpus; "
+        "writes OUT/benchmarks.md, OUT/bench/*.png and OUT/bench/raw.json",
+    )
+    _add_grid(bench)
+    _add_typing(bench)
+    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer}")
+    _add_engines(suites)
+    _add_cross(suites)
+
+
+def _add_grid(bench: argparse.ArgumentParser) -> None:
+    add = bench.add_argument
+    add("--quick", action="store_true", help="tiny subset (CI smoke)")
+    add("--out", help="output folder (default: the current folder)")
+    add("--per-class", type=int, help="excerpts per content type (default 30)")
+    add("--tokens", type=int, help="generated tokens per run (default 32)")
+    add("--k", dest="bench_k", type=int, help="draft length of the fixed conditions (default 4)")
+    add("--sweep-n", type=int, help="excerpts that also get the k sweep (default 6)")
+    add("--sweep-ks", help="draft lengths of the k sweep (default 1,2,3,4,6)")
+    add("--translations", help="translation modes of the model drafter, comma-separated")
+    add(
+        "--backend",
+        dest="bench_backends",
+        help="backends to run one after the other, comma-separated: mlx, llamacpp or mlx,llamacpp "
+        "(default: the configured backend)",
+    )
+    add(
+        "--peers",
+        action=argparse.BooleanOptionalAction,
+        help="time mlx-lm and llama-cpp-python too, where installed (default: on, off for --quick)",
+    )
+    add("--note", default="", help="a remark printed under the machine line (e.g. shared CPU)")
+    add("--from-json", help="rebuild the report and plots from a saved raw.json (no models)")
+    add("--quiet", action="store_true", help="no progress bars")
+
+
+def _add_engines(suites: Any) -> None:
+    p = suites.add_parser(
+        "engines",
+        allow_abbrev=False,
+        help="our llama.cpp decoding against llama-cpp-python's own, auto against plain, and MLX",
+    )
+    p.add_argument("--tokens", type=int, default=64, help="greedy tokens per run")
+    p.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
+    p.add_argument("--no-mlx", action="store_true", help="skip the MLX comparison")
+    p.add_argument("--out", default=".", help="folder for engines.json (default: here)")
+
+
+def _add_cross(suites: Any) -> None:
+    p = suites.add_parser(
+        "cross-tokenizer",
+        allow_abbrev=False,
+        help="the cross-tokenizer drafter's translation modes on the embedded pair",
+    )
+    p.add_argument("--excerpts", type=int, default=8, help="excerpts per content type")
+    p.add_argument("--label", default="structured", choices=["structured", "prose", "mixed"])
+    p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--ks", type=int, nargs="+", default=[2, 4])
+    p.add_argument(
+        "--modes", nargs="+", default=["naive", "context", "anchored"], choices=TRANSLATIONS
+    )
+    p.add_argument("--lookup", action="store_true", help="also lookup alone at each k")
+    p.add_argument("--out", default=".", help="folder for cross.json (default: here)")
+    p.add_argument("--from-json", help="print the table of saved records (no models)")
+
+
+def _add_typing(bench: argparse.ArgumentParser) -> None:
+    typing = bench.add_argument_group(
+        "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
+    )
+    typing.add_argument(
+        "--typing", action="store_true", help="measure pause -> suggestion latency while typing"
+    )
+    typing.add_argument(
+        "--minutes",
+        type=float,
+        help="with --typing: type on through the corpus for this long (memory over time)",
+    )
+    typing.add_argument("--chars", type=int, help="characters typed per excerpt (default 160)")
+    typing.add_argument("--cps", type=float, help="typing speed, characters/s (default 8)")
+
+
+def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    """The benchmark the flags ask for; prints its report (or the report's path)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ConfigError(
+            "bench needs the bench extra: ./install.sh, or pip install -e '.[bench]'"
+        ) from None
+    if args.suite == "engines":
+        from app.bench import engines
+
+        print(engines.run(settings, args))
+    elif args.suite == "cross-tokenizer":
+        from app.bench import cross
+
+        print(cross.run(settings, args))
+    elif args.typing or args.minutes:
+        print(run_typing(args, argv))
+    else:
+        print(run_grid(settings, args, argv))
+    return 0
+
+
+def run_grid(settings: Settings, args: argparse.Namespace, argv: list[str]) -> Path:
+    from app.bench.runs import QUICK, BenchConfig, rereport
+    from app.bench.runs import run as run_all
+
+    cfg = QUICK if args.quick else BenchConfig()
+    given = {
+        "per_class": args.per_class,
+        "max_tokens": args.tokens,
+        "k": args.bench_k,
+        "sweep_n": args.sweep_n,
+        "sweep_ks": args.sweep_ks and draft_lengths(args.sweep_ks),
+        "out": args.out and Path(args.out),
+        "backends": args.bench_backends and names(args.bench_backends, tuple(BACKENDS), "backend"),
+        "translations": args.translations and names(args.translations, TRANSLATIONS, "mode"),
+        "peers": args.peers,
+        "command": " ".join(["bielik-lsp", *argv]),
+    }
+    cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    if args.from_json:
+        return rereport(Path(args.from_json), cfg.out)
+    return run_all(settings, cfg, progress=not args.quiet, note=args.note)
+
+
+def run_typing(args: argparse.Namespace, argv: list[str]) -> Path:
+    """The server gets the same global options (config, preset, models) as this command."""
+    from app.bench.typing import QUICK, TypingConfig, run_typing, server_command
+
+    cfg = QUICK if args.quick else TypingConfig()
+    if args.minutes and not args.quick:
+        cfg = replace(cfg, per_class=30)  # a storm goes through the whole corpus
+    given = {
+        "per_class": args.per_class,
+        "chars": args.chars,
+        "cps": args.cps,
+        "minutes": args.minutes,
+        "out": args.out and Path(args.out),
+        "command": " ".join(["bielik-lsp", *argv]),
+    }
+    cfg = replace(cfg, **{k: v for k, v in given.items() if v is not None})
+    return run_typing(server_command(argv[: argv.index("bench")]), cfg, progress=not args.quiet)
+
+
+def draft_lengths(text: str) -> tuple[int, ...]:
+    """`--sweep-ks 2,4` as (2, 4); a clear error for anything but positive integers."""
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise ConfigError(f"--sweep-ks takes positive integers separated by commas, not {text!r}")
+    return ks
+
+
+def names(text: str, known, what: str) -> tuple[str, ...]:
+    """A comma-separated list of known names (`--backend`, `--translations`) as a tuple."""
+    given = tuple(text.split(","))
+    unknown = [n for n in given if n not in known]
+    if unknown:
+        raise ConfigError(f"unknown {what} {unknown[0]!r}: use {', '.join(known)}")
+    return given

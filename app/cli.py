@@ -1,0 +1,146 @@
+"""`bielik-lsp`: the language server (default), `continue`, `doctor`, `serve-model` and `bench`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from decoder.backends.blas import ensure_fast_blas
+from decoder.config import SCHEMA, Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # No abbreviations: `continue --drafter` must never be read as a prefix of --drafter-model.
+    p = argparse.ArgumentParser(prog="bielik-lsp", description=__doc__, allow_abbrev=False)
+    p.add_argument(
+        "--config",
+        help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
+    )
+    add_settings(p, "global")
+    sub = p.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", allow_abbrev=False, help="speak LSP over stdio (the default)")
+    serve.add_argument(
+        "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)"
+    )
+    _add_continue(sub)
+    _add_serve_model(sub)
+    doctor = sub.add_parser(
+        "doctor", allow_abbrev=False, help="show backends, device and models; exit 1 on problems"
+    )
+    doctor.add_argument(
+        "--load", action="store_true", help="also load the models: exactness and measured costs"
+    )
+    from app.bench.cli import add_parser
+
+    add_parser(sub)
+    return p
+
+
+def _add_continue(sub: Any) -> None:
+    cont = sub.add_parser(
+        "continue",
+        allow_abbrev=False,
+        help="continue a text file and print the continuation and statistics",
+    )
+    cont.add_argument("file")
+    add_settings(cont, "continue")
+    cont.add_argument(
+        "--json", action="store_true", help="print one JSON object (text, token_ids, stats)"
+    )
+    cont.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _add_serve_model(sub: Any) -> None:
+    from app.serving import SERVERS
+
+    sm = sub.add_parser(
+        "serve-model",
+        allow_abbrev=False,
+        help="start an inference server on --target for a team: mlx_lm.server or llama-server",
+    )
+    sm.add_argument(
+        "--server", choices=SERVERS, help="default: llama-server where installed, else mlx"
+    )
+    sm.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve the network")
+    sm.add_argument("--port", type=int, default=8080)
+    sm.add_argument("--dry-run", action="store_true", help="print the command, start nothing")
+    sm.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the server")
+
+
+def add_settings(parser: argparse.ArgumentParser, where: str, schema=SCHEMA) -> None:
+    """A flag for each setting whose place on the command line is `where` (decoder.config)."""
+    for entry in schema:
+        if entry.meta.cli != where:
+            continue
+        kind: dict = {"help": entry.meta.doc, "dest": entry.name}
+        if entry.kind == "bool":
+            kind["action"] = argparse.BooleanOptionalAction
+        else:
+            kind["type"] = {"int": int, "float": float, "str": str}[entry.kind]
+        if entry.choices:
+            kind["choices"] = entry.choices
+        parser.add_argument(entry.flag, **kind)
+
+
+def overrides(args: argparse.Namespace) -> dict:
+    """The settings given as flags (None: not given)."""
+    return {e.name: getattr(args, e.name) for e in SCHEMA if e.meta.cli and hasattr(args, e.name)}
+
+
+def _serve(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from lsp_server.server import serve
+
+    return serve(settings, tcp=getattr(args, "tcp", None))
+
+
+def _run(name: str):
+    """`app.commands.<name>`, imported when it runs (the language server starts without it)."""
+
+    def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+        from app import commands
+
+        return getattr(commands, name)(settings, args)
+
+    return run
+
+
+def _bench(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.bench.cli import run
+
+    return run(settings, args, argv)
+
+
+COMMANDS = {
+    None: _serve,
+    "serve": _serve,
+    "continue": _run("run_continue"),
+    "doctor": _run("run_doctor"),
+    "serve-model": _run("run_serve_model"),
+    "bench": _bench,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ensure_fast_blas()
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    from app.errors import UserError
+    from decoder.backends.files import ModelLoadError
+    from decoder.config import ConfigError, load_settings
+    from decoder.engine import PromptTooLong
+    from decoder.remote import ServerError
+
+    errors = (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError)
+    try:
+        settings = load_settings(args.config, overrides(args))
+        return COMMANDS[args.command](settings, args, argv)
+    except errors as e:
+        print(f"bielik-lsp: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The `continue`, `doctor` and `serve-model` commands: thin edges that format results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from pathlib import Path
+
+from app.errors import UserError
+from decoder.backends.blas import loaded_blas
+from decoder.backends.registry import BACKENDS
+from decoder.config import Settings, is_remote
+from decoder.generation import Chunk, collect
+from decoder.pipeline import load
+
+
+def read_prompt(path: str) -> str:
+    """The file's text; a clear error for a missing, binary, non-UTF-8 or empty file."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(
+            f"{path} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
+    if not text.strip():
+        raise UserError(f"{path} is empty: nothing to continue")
+    if "\x00" in text:
+        raise UserError(f"{path} looks binary (contains NUL bytes)")
+    return text
+
+
+def run_continue(settings: Settings, args: argparse.Namespace) -> int:
+    """Stream a continuation of the file to stdout; statistics to stderr (or all as JSON)."""
+    text = read_prompt(args.file)
+    engine = load(settings, progress=not args.quiet)
+
+    def stream(chunk: Chunk) -> None:
+        sys.stdout.write(chunk.text)
+        sys.stdout.flush()
+
+    result = collect(engine.continue_text(text), None if args.json else stream)
+    out = {
+        "text": result.text,
+        "token_ids": result.ids,
+        "stats": result.stats.to_dict(),
+        "settings": {
+            "target": settings.target,
+            "drafter": settings.drafter,
+            "k": settings.k,
+            "translation": settings.translation,
+            "drafter_model": settings.drafter_model if settings.drafter != "none" else None,
+            "backend": settings.target_backend,
+        },
+        "engine": engine.describe(),
+        "blas": loaded_blas(),
+    }
+    if args.json:
+        json.dump(out, sys.stdout, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n")
+        print(format_stats(out["stats"]), file=sys.stderr)
+    return 0
+
+
+def format_stats(s: dict) -> str:
+    split = ", ".join(f"{k} {v:.2f}s" for k, v in s["time_split"].items())
+    return (
+        f"-- {s['generated_tokens']} tokens; decode {s['tokens_per_second']:.1f} tok/s "
+        f"({s['decode_tokens']} in {s['decode_seconds']:.2f}s); "
+        f"prefill {s['prompt_tokens']} tokens in {s['prefill_seconds']:.2f}s\n"
+        f"-- cycles {s['cycles']}, drafted {s['drafted']}, accepted {s['accepted']} "
+        f"(acceptance {s['acceptance_rate']:.1%}, {s['accepted_per_cycle']:.2f}/cycle); {split}\n"
+        f"-- policy: {'; '.join(s['reasons'])}; stopped: {s['stop_reason']}"
+        + (f"\n-- server: {_server_line(s['server'])}" if s.get("server") else "")
+    )
+
+
+def _server_line(server: dict) -> str:
+    """What the inference server reported, and the request's wall time seen from here."""
+    return ", ".join(
+        f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in server.items()
+        if v is not None
+    )
+
+
+def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the platform, each backend's library, the engine and its models.
+
+    Exit 1 if something makes us slow or broken (a WARNING line says what).
+    """
+    lines = [
+        f"platform   {platform.platform()} / Python {platform.python_version()}",
+        f"backend    {settings.target_backend} (setting: {settings.backend}); "
+        f"drafter on {settings.drafter_model_backend}",
+        *(f"{name:<10} {line}" for name in BACKENDS for line in _backend_lines(name, settings)),
+        f"target     {settings.target}",
+        f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}",
+    ]
+    if args.load or is_remote(settings.target):
+        engine = load(settings, progress=True)
+        lines += _describe(engine.describe())
+    for line in lines:
+        print(line)
+    return 1 if any("WARNING" in line for line in lines) else 0
+
+
+def _backend_lines(name: str, settings: Settings) -> list[str]:
+    """A backend's own doctor lines; a warning only when this configuration uses it."""
+    kind = BACKENDS[name]
+    used = name in (settings.target_backend, settings.drafter_model_backend)
+    try:
+        lines = kind.implementation().doctor(settings)
+    except ImportError:
+        return [f"not installed ({kind.install})"]
+    return lines if used else [line for line in lines if "WARNING" not in line]
+
+
+def _describe(info: dict, indent: str = "") -> list[str]:
+    """An engine's description as aligned lines (nested dicts one line each)."""
+    out = []
+    for key, value in info.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items() if v not in (None, ""))
+        out.append(f"{indent}{key:<10} {value}")
+    return out
+
+
+def run_serve_model(settings: Settings, args: argparse.Namespace) -> int:
+    """`serve-model`: become mlx_lm.server or llama-server on the target (or print the command)."""
+    from app.serving import default_server, exec_server, server_command
+
+    if is_remote(settings.target):
+        raise UserError("serve-model needs a model as --target, not a server URL")
+    extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
+    command = server_command(settings, args.server or default_server(), args.host, args.port, extra)
+    if args.dry_run:
+        print(" ".join(command.argv))
+        return 0
+    exec_server(command)
+    return 0  # not reached: the server replaced this process

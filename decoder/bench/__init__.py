@@ -1,1 +1,0 @@
-"""`bielik-lsp bench`: runs on a Polish corpus, their statistics, and the report."""
