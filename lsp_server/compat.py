@@ -1,20 +1,23 @@
 """The pygls internals the server relies on, all in one place. Checked against pygls 2.1.x.
 
-pygls leaves gaps a demanding client hits, filled here by overriding its protocol's private
-methods: a request whose params do not parse gets an error answer (pygls drops it and the client
-waits forever); `$/cancelRequest` for a running command also cancels the command's task (pygls
-answers -32800 but lets it run on); open documents are kept by the server's own store (pygls's
-store splits lines where LSP does not). `PRIVATE_NAMES` lists what must exist; a test checks it.
+pygls leaves gaps a demanding client hits, filled here by overriding its protocol's private methods:
+a request whose params do not parse gets an error answer (pygls drops it and the client waits
+forever); `$/cancelRequest` for a running command also cancels the command's task (pygls answers
+-32800 but lets it run on), and one for a request already answered, which pygls logs as a warning,
+is routine for an editor that cancels as it types (debug level); open documents are kept by the
+server's own store (pygls's store splits lines where LSP does not). `PRIVATE_NAMES` lists what must
+exist; a test checks it.
 
 On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
 private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
-and never reads it: a chatty server would block on a full pipe). The tests send a malformed
-request through the client protocol's private sender.
+and never reads it: a chatty server would block on a full pipe). The tests send a malformed request
+through the client protocol's private sender.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from lsprotocol import types
 from pygls.client import JsonRPCClient
@@ -24,6 +27,7 @@ from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 CHECKED = "2.1"
+log = logging.getLogger("bielik-lsp")
 PRIVATE_NAMES = {
     LanguageServerProtocol: (
         "_send_response",
@@ -34,9 +38,10 @@ PRIVATE_NAMES = {
         "lsp_text_document__did_change",
         "lsp_text_document__did_close",
     ),
-    JsonRPCProtocol: ("_send_data",),
+    JsonRPCProtocol: ("_send_data", "_handle_cancel_notification"),
 }
 # Private attributes set on instances: (owner, attribute), checked on a fresh JsonRPCClient.
+# (The server's protocol keeps `_request_futures` as the client's does: both are JsonRPCProtocols.)
 PRIVATE_ATTRIBUTES = (("client", "_server"), ("client.protocol", "_request_futures"))
 
 
@@ -55,6 +60,9 @@ class Protocol(LanguageServerProtocol):
         task = self.command_tasks.pop(msg_id, None)
         if task is not None:
             task.cancel()
+        if msg_id not in self._request_futures:  # answered already: a late cancel is routine
+            log.debug("cancel for %s, already answered", msg_id)
+            return
         super()._handle_cancel_notification(msg_id)
 
     def structure_message(self, data):

@@ -63,12 +63,24 @@ async def _complete(
     if not ls.config.server.serves(uri, doc.language_id):
         return NOTHING
     offset = ls.offset(doc, params.position)
-    before, after = doc.source[:offset], doc.source[offset:]
+    before, after, version = doc.source[:offset], doc.source[offset:], doc.version
     ls.stats.count(uri, "requests")
     suggestion = await _ready(ls, uri, before, after, arrived)
     if suggestion is None:
         suggestion = await _compute(ls, uri, before, after, arrived)
-    return _deliver(ls, uri, params.position, suggestion) if suggestion else NOTHING
+    if not suggestion or await _moved_on(ls, uri, version):
+        return NOTHING
+    return _deliver(ls, uri, params.position, suggestion)
+
+
+async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
+    """Whether the document changed since the request: the editor would show a stale answer."""
+    await asyncio.sleep(0)  # an edit already read from the client is applied first
+    current = ls.documents.get(uri)
+    if current is not None and current.version == version:
+        return False
+    ls.stats.count(uri, "stale_dropped")
+    return True
 
 
 async def _ready(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> str | None:

@@ -20,6 +20,7 @@ class Counters:
     suggestions: int = 0  # non-empty suggestions delivered
     cache_hits: int = 0  # of those, served from the suggestion cache (no model run)
     superseded: int = 0  # dropped because newer work or an edit came first
+    stale_dropped: int = 0  # ready, but the document changed before it went out
     prepared: int = 0  # suggestions computed ahead, as if the shown one were accepted
     prepared_used: int = 0  # of those, delivered to a later request
     failed: int = 0  # requests answered with nothing because of an error (reported once)

@@ -89,6 +89,9 @@ def test_tiny_typing_run_against_the_real_server(tmp_path):
     assert record["memory"]["peak_mb"] > 100 and record["memory"]["series"]
     md = (tmp_path / "typing.md").read_text(encoding="utf-8")
     assert "pause → suggestion p50" in md and "stale" in md
+    assert c["stale"] == 0  # the server sends nothing for a version the editor has left
+    log = (tmp_path / "server.log").read_text(encoding="utf-8")
+    assert "WARNING" not in log, log[-2000:]  # late cancels are routine, not warnings
 
 
 @pytest.mark.slow
