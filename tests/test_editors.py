@@ -184,28 +184,40 @@ def _nvim() -> str | None:
     return None
 
 
-@pytest.mark.slow
-def test_nvim_headless_against_server():
+def _nvim_or_skip() -> str:
     nvim = _nvim()
     if nvim is None:
         pytest.skip(
             f"no Neovim 0.12+ (native inline completion): run {INSTALL}, or set $BIELIK_NVIM"
         )
-    proc = _run(
-        [
-            nvim,
-            "--headless",
-            "-u",
-            "NONE",
-            "-i",
-            "NONE",
-            "-n",
-            "-c",
-            "luafile editors/nvim/tests/headless.lua",
-        ],
-        ROOT,
+    return nvim
+
+
+def _nvim_run(argv: list[str], timeout: float, env: dict | None = None) -> None:
+    """Run a headless Neovim test from the repository root; it prints ok / not ok lines."""
+    proc = _run(argv, ROOT, timeout=timeout, env=env)
+    print(_summary(proc.stderr))
+    assert "BIELIK-NVIM: all passed" in proc.stderr
+
+
+def _luafile(name: str) -> list[str]:
+    return ["-c", f"luafile editors/nvim/tests/{name}"]
+
+
+@pytest.mark.slow
+def test_nvim_headless_against_server():
+    nvim = _nvim_or_skip()
+    _nvim_run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("headless.lua")],
         timeout=600,
         env={"BIELIK_TEST_TARGET": str(embedded_gguf("gemma-3-270m"))},
     )
-    print(_summary(proc.stderr))
-    assert "BIELIK-NVIM: all passed" in proc.stderr
+
+
+def test_nvim_ghost_text_client():
+    """Cycling, accept all / word / line, cancelling and stale answers, against a stub server."""
+    nvim = _nvim_or_skip()
+    _nvim_run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("ghost_stub.lua")],
+        timeout=120,
+    )
