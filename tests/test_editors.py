@@ -221,3 +221,27 @@ def test_nvim_ghost_text_client():
         [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("ghost_stub.lua")],
         timeout=120,
     )
+
+
+@pytest.mark.slow
+def test_nvim_readme_setup_starts_quietly(tmp_path):
+    """editors/README.md without a plugin manager, only `cmd` given: no message at all."""
+    nvim = _nvim_or_skip()
+    xdg = {f"XDG_{d.upper()}_HOME": tmp_path / d for d in ("config", "data", "state", "cache")}
+    start = xdg["XDG_DATA_HOME"] / "nvim/site/pack/bielik/start"
+    start.mkdir(parents=True)
+    (start / "bielik.nvim").symlink_to(NVIM_PLUGIN)
+    init = xdg["XDG_CONFIG_HOME"] / "nvim/init.lua"
+    init.parent.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "lsp_server.cli", "serve"]
+    init.write_text(
+        f"require('bielik').setup({{ cmd = {{ {', '.join(map(json.dumps, cmd))} }} }})\n"
+    )
+    doc = tmp_path / "umowa.md"
+    doc.write_text((ROOT / "tests/fixtures/umowa.md").read_text(encoding="utf-8"), encoding="utf-8")
+    lua = "luafile editors/nvim/tests/quiet_start.lua"
+    _nvim_run(
+        [nvim, "--headless", "-i", "NONE", "-n", "--cmd", lua, str(doc)],
+        timeout=600,
+        env={k: str(v) for k, v in xdg.items()},
+    )

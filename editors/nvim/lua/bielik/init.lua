@@ -102,7 +102,7 @@ function M.server_settings()
   for key in pairs(M.server_defaults) do
     put(key, M.config[key])
   end
-  return out
+  return next(out) and out or vim.empty_dict() -- an empty Lua table would go out as a JSON array
 end
 
 --- setup{}: plugin options plus any server setting (see :help bielik-settings).
@@ -204,7 +204,7 @@ function M.attach(bufnr)
     name = 'bielik',
     cmd = cmd,
     root_dir = root_dir(bufnr),
-    init_options = M.server_settings(),
+    init_options = M.server_settings(), -- an object, also when empty (see server_settings)
     settings = { bielik = M.server_settings() },
     get_language_id = function(_, filetype)
       return ids[filetype] or filetype
@@ -461,7 +461,7 @@ end
 --- bielik.showStats as lines of text.
 function M.format_stats(report, uri)
   local lines = { ('Bielik statistics — model %s%s'):format(tostring(report.state),
-    (report.error and report.error ~= vim.NIL) and (' (error: ' .. tostring(report.error) .. ')') or '') }
+    (type(report.error) == 'string' and report.error ~= '') and (' (error: ' .. report.error .. ')') or '') }
   local function block(title, c)
     if type(c) ~= 'table' then
       return
