@@ -154,7 +154,15 @@ def test_vscode_vsix_builds(vscode_built, tmp_path):
 
 @pytest.mark.slow
 def test_vscode_against_server(vscode_built):
-    proc = _run(["node", "--test", "test/integration/"], vscode_built, timeout=600)
+    """The extension's protocol, and a first start with default settings (no message)."""
+    tests = ["test/integration/server.test.js", "test/integration/quiet.test.js"]
+    proc = _run(["node", "--test", *tests], vscode_built, timeout=900)
+    print(_summary(proc.stdout))
+
+
+def test_vscode_client_against_stub(vscode_built):
+    """Three items reach VS Code through the extension; a partial accept names the one taken."""
+    proc = _run(["node", "--test", "test/integration/stub.test.js"], vscode_built, timeout=120)
     print(_summary(proc.stdout))
 
 
