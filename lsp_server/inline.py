@@ -257,7 +257,9 @@ def _deliver(
     item_id = str(next(_ids))
     ls.delivered[item_id] = uri
     while len(ls.delivered) > _DELIVERED_MAX:
-        del ls.delivered[next(iter(ls.delivered))]
+        old = next(iter(ls.delivered))
+        del ls.delivered[old]
+        ls.accepted_lengths.pop(old, None)
     item = types.InlineCompletionItem(
         insert_text=text,
         range=types.Range(position, position),
@@ -266,6 +268,26 @@ def _deliver(
         ),
     )
     return types.InlineCompletionList(items=[item])
+
+
+def partially_accepted(ls: BielikServer, params: object) -> None:
+    """textDocument/didPartiallyAcceptCompletion, counted for the item's document.
+
+    `acceptedLength` is how much of the item the text holds now (typed or accepted, as VS Code
+    reports it): an item taken word by word counts each character once.
+    """
+    uri = uri_of_item(ls, params)
+    if uri is None:
+        return
+    ls.stats.count(uri, "partially_accepted")
+    length = getattr(params, "acceptedLength", 0)
+    if not isinstance(length, int) or isinstance(length, bool):
+        return
+    item_id = params.item.command.arguments[1]
+    counted = ls.accepted_lengths.get(item_id, 0)
+    if length > counted:
+        ls.accepted_lengths[item_id] = length
+        ls.stats.count(uri, "accepted_chars", length - counted)
 
 
 def uri_of_item(ls: BielikServer, params: object) -> str | None:

@@ -67,6 +67,7 @@ class BielikServer(LanguageServer):
         self.loads: asyncio.Task | None = None  # the running load loop
         self.prepared: dict = {}  # uri -> inline.Prepared, the suggestion computed ahead
         self.delivered: dict[str, str] = {}  # item id -> uri (bielik.accepted, didShow...)
+        self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> Document:

@@ -93,11 +93,7 @@ def did_show(ls: BielikServer, params) -> None:
 
 
 def did_partially_accept(ls: BielikServer, params) -> None:
-    if (uri := inline.uri_of_item(ls, params)) is not None:
-        length = getattr(params, "acceptedLength", 0)
-        ls.stats.count(uri, "partially_accepted")
-        if isinstance(length, int) and not isinstance(length, bool) and length > 0:
-            ls.stats.count(uri, "accepted_chars", length)
+    inline.partially_accepted(ls, params)
 
 
 async def continue_document(ls: BielikServer, *args) -> dict:

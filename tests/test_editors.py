@@ -154,7 +154,15 @@ def test_vscode_vsix_builds(vscode_built, tmp_path):
 
 @pytest.mark.slow
 def test_vscode_against_server(vscode_built):
-    proc = _run(["node", "--test", "test/integration/"], vscode_built, timeout=600)
+    """The extension's protocol, and a first start with default settings (no message)."""
+    tests = ["test/integration/server.test.js", "test/integration/quiet.test.js"]
+    proc = _run(["node", "--test", *tests], vscode_built, timeout=900)
+    print(_summary(proc.stdout))
+
+
+def test_vscode_client_against_stub(vscode_built):
+    """Three items reach VS Code through the extension; a partial accept names the one taken."""
+    proc = _run(["node", "--test", "test/integration/stub.test.js"], vscode_built, timeout=120)
     print(_summary(proc.stdout))
 
 
@@ -184,28 +192,64 @@ def _nvim() -> str | None:
     return None
 
 
-@pytest.mark.slow
-def test_nvim_headless_against_server():
+def _nvim_or_skip() -> str:
     nvim = _nvim()
     if nvim is None:
         pytest.skip(
             f"no Neovim 0.12+ (native inline completion): run {INSTALL}, or set $BIELIK_NVIM"
         )
-    proc = _run(
-        [
-            nvim,
-            "--headless",
-            "-u",
-            "NONE",
-            "-i",
-            "NONE",
-            "-n",
-            "-c",
-            "luafile editors/nvim/tests/headless.lua",
-        ],
-        ROOT,
+    return nvim
+
+
+def _nvim_run(argv: list[str], timeout: float, env: dict | None = None) -> None:
+    """Run a headless Neovim test from the repository root; it prints ok / not ok lines."""
+    proc = _run(argv, ROOT, timeout=timeout, env=env)
+    print(_summary(proc.stderr))
+    assert "BIELIK-NVIM: all passed" in proc.stderr
+
+
+def _luafile(name: str) -> list[str]:
+    return ["-c", f"luafile editors/nvim/tests/{name}"]
+
+
+@pytest.mark.slow
+def test_nvim_headless_against_server():
+    nvim = _nvim_or_skip()
+    _nvim_run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("headless.lua")],
         timeout=600,
         env={"BIELIK_TEST_TARGET": str(embedded_gguf("gemma-3-270m"))},
     )
-    print(_summary(proc.stderr))
-    assert "BIELIK-NVIM: all passed" in proc.stderr
+
+
+def test_nvim_ghost_text_client():
+    """Cycling, accept all / word / line, cancelling and stale answers, against a stub server."""
+    nvim = _nvim_or_skip()
+    _nvim_run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("ghost_stub.lua")],
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_nvim_readme_setup_starts_quietly(tmp_path):
+    """editors/README.md without a plugin manager, only `cmd` given: no message at all."""
+    nvim = _nvim_or_skip()
+    xdg = {f"XDG_{d.upper()}_HOME": tmp_path / d for d in ("config", "data", "state", "cache")}
+    start = xdg["XDG_DATA_HOME"] / "nvim/site/pack/bielik/start"
+    start.mkdir(parents=True)
+    (start / "bielik.nvim").symlink_to(NVIM_PLUGIN)
+    init = xdg["XDG_CONFIG_HOME"] / "nvim/init.lua"
+    init.parent.mkdir(parents=True)
+    cmd = [sys.executable, "-m", "app.cli", "serve"]
+    init.write_text(
+        f"require('bielik').setup({{ cmd = {{ {', '.join(map(json.dumps, cmd))} }} }})\n"
+    )
+    doc = tmp_path / "umowa.md"
+    doc.write_text((ROOT / "tests/fixtures/umowa.md").read_text(encoding="utf-8"), encoding="utf-8")
+    lua = "luafile editors/nvim/tests/quiet_start.lua"
+    _nvim_run(
+        [nvim, "--headless", "-i", "NONE", "-n", "--cmd", lua, str(doc)],
+        timeout=600,
+        env={k: str(v) for k, v in xdg.items()},
+    )

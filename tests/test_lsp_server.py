@@ -415,14 +415,15 @@ async def test_items_carry_the_accept_command_and_stats_count_what_users_take(
     assert item.command.command == "bielik.accepted" and item.command.arguments[0] == uri
     shown = {"item": converters.get_converter().unstructure(item)}
     client.protocol.notify("textDocument/didShowCompletion", shown)
-    client.protocol.notify(
-        "textDocument/didPartiallyAcceptCompletion", {**shown, "acceptedLength": 3}
-    )
+    for length in (3, 8):  # a word, then the next: acceptedLength is what the text holds
+        client.protocol.notify(
+            "textDocument/didPartiallyAcceptCompletion", {**shown, "acceptedLength": length}
+        )
     await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=item.command.command, arguments=item.command.arguments)
     )
     f = (await stats(client, uri))["files"][uri]
-    assert (f["shown"], f["partially_accepted"], f["accepted_chars"]) == (1, 1, 3)
+    assert (f["shown"], f["partially_accepted"], f["accepted_chars"]) == (1, 2, 8)
     assert f["suggestions_accepted"] == 1
 
 

@@ -5,10 +5,8 @@
 -- (run from the repository root). The plugin is installed the plain packpath way (a pack/*/opt
 -- link to editors/nvim, then :packadd). Environment: BIELIK_LSP_PYTHON (python with the server, default
 -- .venv/bin/python), BIELIK_READY_TIMEOUT_MS. Exits 0 when every step passes, 1 otherwise; each
--- step prints "ok - ..." or "not ok - ..." on stderr.
---
--- Steps run in a coroutine that yields to the event loop between checks, so typed keys (feedkeys)
--- are processed by Neovim's main loop exactly as a user's would be.
+-- step prints "ok - ..." or "not ok - ..." on stderr (tests/harness.lua: typed keys go through
+-- Neovim's main loop as a user's would).
 
 local root = vim.fn.getcwd()
 local python = os.getenv('BIELIK_LSP_PYTHON')
@@ -25,107 +23,22 @@ local TEXT = {
   'W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów',
 }
 
-local function log(msg)
-  io.stderr:write(msg .. '\n')
-end
-
-local failures, done = 0, false
-
-local function finish()
-  if done then
-    return
-  end
-  done = true
-  for _, c in ipairs(vim.lsp.get_clients()) do
-    c:stop(true)
-  end
-  log(failures == 0 and 'BIELIK-NVIM: all passed' or ('BIELIK-NVIM: %d failed'):format(failures))
-  vim.defer_fn(function()
-    os.exit(failures == 0 and 0 or 1)
-  end, 200)
-end
-
-local co
-local function resume()
-  if co and coroutine.status(co) == 'suspended' then
-    local ok, err = coroutine.resume(co)
-    if not ok then
-      failures = failures + 1
-      log('not ok - crashed: ' .. tostring(err) .. '\n' .. debug.traceback(co))
-      finish()
-    end
-  end
-end
-
---- Yield to the event loop until cond() is true; error after ms.
-local function wait_for(what, ms, cond)
-  local deadline = vim.uv.now() + ms
-  while true do
-    local ok, value = pcall(cond)
-    if ok and value then
-      return value
-    end
-    if vim.uv.now() > deadline then
-      error(('timed out after %d ms waiting for %s'):format(ms, what), 2)
-    end
-    vim.defer_fn(resume, 50)
-    coroutine.yield()
-  end
-end
-
-local function step(name, fn)
-  local t0 = vim.uv.now()
-  local ok, err = pcall(fn)
-  if ok then
-    log(('ok - %s (%.1f s)'):format(name, (vim.uv.now() - t0) / 1000))
-  else
-    failures = failures + 1
-    log('not ok - ' .. name .. ': ' .. tostring(err))
-  end
-  return ok
-end
-
-local function check(cond, msg)
-  if not cond then
-    error(msg, 2)
-  end
-end
-
-local function feed(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'm', false)
-end
-
-local function buffer_text(buf)
-  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-end
+package.path = root .. '/editors/nvim/tests/?.lua;' .. package.path
+local H = require('harness')
+local log, step, check, wait_for, feed, buffer_text = H.log, H.step, H.check, H.wait_for, H.feed, H.buffer_text
 
 local function ghost_text(buf)
-  local ns = vim.api.nvim_get_namespaces()['nvim.lsp.inline_completion']
-  if not ns then
-    return nil
-  end
-  local parts = {}
-  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
-    for _, chunk in ipairs(mark[4].virt_text or {}) do
-      table.insert(parts, chunk[1])
-    end
-  end
-  return #parts > 0 and table.concat(parts) or nil
+  return require('bielik.ghost').text(buf)
 end
 
 local function main()
-  local pack = vim.fn.tempname()
-  vim.fn.mkdir(pack .. '/pack/bielik/opt', 'p')
-  vim.uv.fs_symlink(root .. '/editors/nvim', pack .. '/pack/bielik/opt/bielik.nvim')
-  vim.opt.packpath:prepend(pack)
-  vim.cmd('filetype on')
-  vim.cmd('packadd bielik.nvim')
+  H.packadd(root)
   local bielik = require('bielik')
   vim.env.PYTHONPATH = root
   local buf, uri
 
   step('setup{} and the server starts for a markdown buffer', function()
-    check(bielik.has_ghost_text(), 'this Neovim has vim.lsp.inline_completion')
+    check(bielik.has_ghost_text(), 'this Neovim has ghost text (0.12+)')
     bielik.setup({
       cmd = { python, '-m', 'app.cli', 'serve' },
       -- top-level server settings, each with a value the server's echo can tell from its default
@@ -159,11 +72,11 @@ local function main()
       return bielik.state.model == 'ready' or bielik.state.model == 'error'
     end)
     check(bielik.state.model == 'ready', 'model state: ' .. tostring(bielik.state.model) .. ' ' .. tostring(bielik.state.message))
-    check(vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text enabled for the buffer')
+    check(bielik.ghost_enabled(buf), 'ghost text enabled for the buffer')
     check(bielik.statusline(buf):match('^Bielik'), 'statusline: ' .. bielik.statusline(buf))
   end)
-  if failures > 0 then
-    return finish()
+  if H.failures > 0 then
+    return
   end
 
   local ghost
@@ -310,22 +223,11 @@ local function main()
 
   step(':BielikToggle turns ghost text off for this buffer only', function()
     vim.cmd('BielikToggle')
-    check(not vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text off')
+    check(not bielik.ghost_enabled(buf), 'ghost text off')
     check(bielik.statusline(buf):find('ghost off', 1, true), 'statusline: ' .. bielik.statusline(buf))
     vim.cmd('BielikToggle')
-    check(vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'ghost text on again')
+    check(bielik.ghost_enabled(buf), 'ghost text on again')
   end)
-
-  finish()
 end
 
-vim.defer_fn(function()
-  if not done then
-    failures = failures + 1
-    log('not ok - the whole test timed out')
-    finish()
-  end
-end, READY_MS + 180000)
-
-co = coroutine.create(main)
-vim.schedule(resume)
+H.run(main, READY_MS + 180000)

@@ -1,7 +1,8 @@
 /**
  * VS Code glue: starts bielik-lsp through vscode-languageclient (inline completions come from the
- * client's built-in LSP inline completion support), registers the commands and keeps the status
- * bar item up to date from `bielik/status`.
+ * client's built-in LSP inline completion support, cycled by VS Code itself), registers the
+ * commands, reports partial accepts, and keeps the status bar item up to date from
+ * `bielik/status`.
  */
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -14,6 +15,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import * as config from './config';
+import { PARTIAL_ACCEPT, PARTS, PartialAccept, ShownItem, partialAccept, partialAcceptParams } from './inline';
 import {
   CLIENT_COMMANDS,
   ContinueResult,
@@ -36,6 +38,8 @@ export class Bielik implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;
   private sent: Record<string, unknown> = {};
   private langs: string[] = [...config.DEFAULT_LANGUAGES];
+  /** The items of the last inline completion answer, for the document they came for. */
+  private shown: { uri: string; items: ShownItem[] } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor() {
@@ -50,6 +54,8 @@ export class Bielik implements vscode.Disposable {
       vscode.commands.registerCommand(CLIENT_COMMANDS.toggleSpeculation, (mode?: SpeculationMode) => this.toggleSpeculation(mode)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.showStats, () => this.showStats()),
       vscode.commands.registerCommand(CLIENT_COMMANDS.restart, () => this.restart()),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextWord, () => this.acceptPart(PARTS.word)),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextLine, () => this.acceptPart(PARTS.line)),
       vscode.window.onDidChangeActiveTextEditor(() => this.render()),
       vscode.workspace.onDidCloseTextDocument((doc) => this.model.forget(doc.uri.toString())),
       vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
@@ -75,6 +81,11 @@ export class Bielik implements vscode.Disposable {
       initializationOptions: this.sent,
       outputChannel: this.output,
       middleware: {
+        provideInlineCompletionItems: async (document, position, context, token, next) => {
+          const result = await next(document, position, context, token);
+          this.remember(document, position, result);
+          return result;
+        },
         workspace: {
           // The server pulls its section when a change notification comes without settings.
           configuration: (params) => params.items.map((item) =>
@@ -141,6 +152,31 @@ export class Bielik implements vscode.Disposable {
     }
     this.sent = settings;
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { bielik: settings } });
+  }
+
+  /** Keep an answer's items (all of them: VS Code cycles through them) to tell partial accepts. */
+  private remember(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    result: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | null | undefined,
+  ): void {
+    const items = (Array.isArray(result) ? result : result?.items ?? []).map((item) => ({
+      insertText: typeof item.insertText === 'string' ? item.insertText : item.insertText.value,
+      start: document.offsetAt(item.range?.start ?? position),
+      command: item.command && { title: item.command.title, command: item.command.command, arguments: item.command.arguments },
+    }));
+    this.shown = { uri: document.uri.toString(), items };
+  }
+
+  /** Run VS Code's accept next word / line, then tell the server which item was taken how far. */
+  async acceptPart(command: string): Promise<PartialAccept | undefined> {
+    await vscode.commands.executeCommand(command);
+    const editor = vscode.window.activeTextEditor;
+    const doc = editor?.document;
+    if (!doc || !this.client || this.shown?.uri !== doc.uri.toString()) return undefined;
+    const accept = partialAccept(this.shown.items, doc.getText(), doc.offsetAt(editor!.selection.active));
+    if (accept) await this.client.sendNotification(PARTIAL_ACCEPT, partialAcceptParams(accept));
+    return accept;
   }
 
   private warn(problems: string[]): void {

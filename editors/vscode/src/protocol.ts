@@ -18,6 +18,8 @@ export const CLIENT_COMMANDS = {
   toggleSpeculation: 'bielik.client.toggleSpeculation',
   showStats: 'bielik.client.showStats',
   restart: 'bielik.client.restart',
+  acceptNextWord: 'bielik.client.acceptNextWord',
+  acceptNextLine: 'bielik.client.acceptNextLine',
 } as const;
 
 export const STATUS_NOTIFICATION = 'bielik/status';

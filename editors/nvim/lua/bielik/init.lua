@@ -1,8 +1,11 @@
 -- bielik.nvim: the bielik-lsp language server in Neovim.
 --
--- Starts the server through vim.lsp for the configured filetypes, turns on native ghost text
--- (vim.lsp.inline_completion, Neovim 0.12+), and adds :BielikContinue, :BielikToggleSpeculation,
--- :BielikStats, :BielikToggle and a statusline component. See :help bielik.
+-- Starts the server through vim.lsp for the configured filetypes, shows its inline completions as
+-- ghost text (bielik.ghost; or Neovim's vim.lsp.inline_completion with ghost_text = 'native'),
+-- and adds :BielikContinue, :BielikToggleSpeculation, :BielikStats, :BielikToggle and a
+-- statusline component. See :help bielik.
+
+local ghost = require('bielik.ghost')
 
 local M = {}
 
@@ -25,11 +28,12 @@ M.defaults = {
   filetypes = { 'markdown', 'text', 'tex', 'plaintex' },
   language_ids = { text = 'plaintext', tex = 'latex', plaintex = 'latex' },
   root_markers = { '.git' },
-  ghost_text = true, -- vim.lsp.inline_completion on Neovim 0.12+
-  keymaps = {
-    accept = '<Tab>', -- insert mode: accept the ghost text (falls back to a normal <Tab>)
-    accept_word = '<C-Right>', -- insert mode: accept its first word only
-    next = '<M-]>', -- next / previous suggestion
+  ghost_text = true, -- Neovim 0.12+: true (bielik.ghost), 'native' (vim.lsp.inline_completion), false
+  keymaps = { -- insert mode; each falls back to the key itself when no ghost text is shown
+    accept = '<Tab>', -- accept the ghost text
+    accept_word = '<C-Right>', -- its next word only
+    accept_line = '<S-Tab>', -- its next line only
+    next = '<M-]>', -- next / previous suggestion (without one: ask for one now)
     prev = '<M-[>',
   },
   settings = {}, -- server settings, same keys as M.server_defaults (also accepted at top level)
@@ -66,7 +70,7 @@ function M.server_settings()
   for key in pairs(M.server_defaults) do
     put(key, M.config[key])
   end
-  return out
+  return next(out) and out or vim.empty_dict() -- an empty Lua table would go out as a JSON array
 end
 
 --- setup{}: plugin options plus any server setting (see :help bielik-settings).
@@ -168,7 +172,7 @@ function M.attach(bufnr)
     name = 'bielik',
     cmd = cmd,
     root_dir = root_dir(bufnr),
-    init_options = M.server_settings(),
+    init_options = M.server_settings(), -- an object, also when empty (see server_settings)
     settings = { bielik = M.server_settings() },
     get_language_id = function(_, filetype)
       return ids[filetype] or filetype
@@ -180,43 +184,37 @@ function M.attach(bufnr)
   }, { bufnr = bufnr })
 end
 
-function M._on_attach(client, bufnr)
-  if M.config.ghost_text and not vim.b[bufnr].bielik_ghost_off then
-    M.ghost_text(bufnr, true)
+local ACCEPTS = {
+  accept = { 'all', 'Bielik: accept the suggestion' },
+  accept_word = { 'word', 'Bielik: accept the next word of the suggestion' },
+  accept_line = { 'line', 'Bielik: accept the next line of the suggestion' },
+}
+
+--- Keys for bielik.ghost: an accept key is itself where no ghost text is shown.
+local function ghost_keymaps(bufnr, km)
+  for name, spec in pairs(ACCEPTS) do
+    local key = km[name]
+    if key then
+      vim.keymap.set('i', key, function()
+        if not ghost.visible(bufnr) then
+          return key
+        end
+        return ("<Cmd>lua require('bielik.ghost').accept(%d, '%s')<CR>"):format(bufnr, spec[1])
+      end, { buffer = bufnr, expr = true, desc = spec[2] })
+    end
   end
-  local km = M.config.keymaps or {}
-  if has_ghost_text() then
-    if km.accept then
-      vim.keymap.set('i', km.accept, function()
-        if not vim.lsp.inline_completion.get({ bufnr = bufnr }) then
-          return vim.api.nvim_replace_termcodes(km.accept, true, false, true)
-        end
-      end, { buffer = bufnr, expr = true, desc = 'Bielik: accept the suggestion' })
-    end
-    if km.accept_word then
-      vim.keymap.set('i', km.accept_word, function()
-        if not M.accept_word(bufnr) then
-          return vim.api.nvim_replace_termcodes(km.accept_word, true, false, true)
-        end
-      end, { buffer = bufnr, expr = true, desc = 'Bielik: accept the first word of the suggestion' })
-    end
-    if km.next then
-      vim.keymap.set('i', km.next, function()
-        vim.lsp.inline_completion.select({ bufnr = bufnr, count = 1 })
-      end, { buffer = bufnr, desc = 'Bielik: next suggestion' })
-    end
-    if km.prev then
-      vim.keymap.set('i', km.prev, function()
-        vim.lsp.inline_completion.select({ bufnr = bufnr, count = -1 })
-      end, { buffer = bufnr, desc = 'Bielik: previous suggestion' })
+  for name, step in pairs({ next = 1, prev = -1 }) do
+    if km[name] then
+      vim.keymap.set('i', km[name], function()
+        ghost.select(bufnr, step)
+      end, { buffer = bufnr, desc = ('Bielik: %s suggestion'):format(step > 0 and 'next' or 'previous') })
     end
   end
 end
 
---- Accept the first word of the ghost text (with its leading space); the server hears a partial
---- accept (textDocument/didPartiallyAcceptCompletion). Returns false when nothing is shown.
-function M.accept_word(bufnr)
-  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+--- Accept the first word of vim.lsp.inline_completion's ghost text (with its leading space); the
+--- server hears a partial accept. Returns false when nothing is shown.
+local function native_accept_word(bufnr)
   return vim.lsp.inline_completion.get({ bufnr = bufnr, on_accept = function(item)
     local text = item.insert_text
     if type(text) ~= 'string' then
@@ -252,6 +250,43 @@ function M.accept_word(bufnr)
   end })
 end
 
+--- Keys for ghost_text = 'native' (vim.lsp.inline_completion): accept, accept word, next, prev.
+local function native_keymaps(bufnr, km)
+  local function fallback(key, accept)
+    return function()
+      if not accept(bufnr) then
+        return vim.api.nvim_replace_termcodes(key, true, false, true)
+      end
+    end
+  end
+  if km.accept then
+    vim.keymap.set('i', km.accept, fallback(km.accept, function(b)
+      return vim.lsp.inline_completion.get({ bufnr = b })
+    end), { buffer = bufnr, expr = true, desc = ACCEPTS.accept[2] })
+  end
+  if km.accept_word then
+    vim.keymap.set('i', km.accept_word, fallback(km.accept_word, native_accept_word),
+      { buffer = bufnr, expr = true, desc = ACCEPTS.accept_word[2] })
+  end
+  for name, count in pairs({ next = 1, prev = -1 }) do
+    if km[name] then
+      vim.keymap.set('i', km[name], function()
+        vim.lsp.inline_completion.select({ bufnr = bufnr, count = count })
+      end, { buffer = bufnr, desc = ('Bielik: %s suggestion'):format(count > 0 and 'next' or 'previous') })
+    end
+  end
+end
+
+function M._on_attach(client, bufnr)
+  if M.config.ghost_text and not vim.b[bufnr].bielik_ghost_off then
+    M.ghost_text(bufnr, true)
+  end
+  if has_ghost_text() then
+    local keymaps = M.config.ghost_text == 'native' and native_keymaps or ghost_keymaps
+    keymaps(bufnr, M.config.keymaps or {})
+  end
+end
+
 --- Ghost text on/off for a buffer (Neovim 0.12+).
 function M.ghost_text(bufnr, enable)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
@@ -259,15 +294,28 @@ function M.ghost_text(bufnr, enable)
     if not warned_old then
       warned_old = true
       local v = vim.version()
-      vim.notify(('bielik: ghost text needs Neovim 0.12+ (vim.lsp.inline_completion); this is %d.%d.%d. '
+      vim.notify(('bielik: ghost text needs Neovim 0.12+; this is %d.%d.%d. '
         .. ':BielikContinue, :BielikToggleSpeculation and :BielikStats still work.'):format(v.major, v.minor, v.patch),
         vim.log.levels.WARN)
     end
     return false
   end
   vim.b[bufnr].bielik_ghost_off = not enable
-  vim.lsp.inline_completion.enable(enable, { bufnr = bufnr })
+  if M.config.ghost_text == 'native' then
+    vim.lsp.inline_completion.enable(enable, { bufnr = bufnr })
+  else
+    ghost.enable(bufnr, enable)
+  end
   return true
+end
+
+--- Whether ghost text is on for a buffer.
+function M.ghost_enabled(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if M.config.ghost_text == 'native' then
+    return vim.lsp.inline_completion.is_enabled({ bufnr = bufnr })
+  end
+  return ghost.enabled(bufnr)
 end
 
 --- :BielikToggle: ghost text on/off for the current buffer.
@@ -381,7 +429,7 @@ end
 --- bielik.showStats as lines of text.
 function M.format_stats(report, uri)
   local lines = { ('Bielik statistics — model %s%s'):format(tostring(report.state),
-    (report.error and report.error ~= vim.NIL) and (' (error: ' .. tostring(report.error) .. ')') or '') }
+    (type(report.error) == 'string' and report.error ~= '') and (' (error: ' .. report.error .. ')') or '') }
   local function block(title, c)
     if type(c) ~= 'table' then
       return

@@ -8,32 +8,17 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const cp = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
 const rpc = require('vscode-jsonrpc/node');
 const config = require('../../out/config');
+const inline = require('../../out/inline');
 const proto = require('../../out/protocol');
 const { StatusModel, formatStats } = require('../../out/status');
-
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const { ROOT, Inbox, serverCommand, stop } = require('./helpers');
 const READY_TIMEOUT_MS = Number(process.env.BIELIK_READY_TIMEOUT_MS || 300000);
 const TEXT = 'W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, ' +
   'warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej ' +
   'gorąco interesowała się przyszłością galanteryjnego sklepu pod firmą J. Mincel i S. Wokulski.\n\n' +
   'W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów';
-
-function serverCommand() {
-  if (process.env.BIELIK_LSP_COMMAND) {
-    const argv = JSON.parse(process.env.BIELIK_LSP_COMMAND);
-    return { command: argv[0], args: argv.slice(1) };
-  }
-  let python = process.env.BIELIK_LSP_PYTHON;
-  if (!python) {
-    const venv = path.join(ROOT, '.venv', 'bin', 'python');
-    python = fs.existsSync(venv) ? venv : 'python3';
-  }
-  return { command: python, args: ['-m', 'app.cli', 'serve'] };
-}
 
 /** Settings as a user would set them in VS Code (what `inspect` reports as globalValue). */
 const USER_SETTINGS = { inlineMaxTokens: 12, continueMaxTokens: 12, debounceMs: 0, timeBudgetMs: 15000, suggestionMs: 15000, drafter: 'lookup' };
@@ -50,23 +35,6 @@ function offsetOf(text, pos) {
   let off = 0;
   for (let i = 0; i < pos.line; i++) off += lines[i].length + 1;
   return off + pos.character;
-}
-
-/** Waits for a notification matching `pred` (already received ones included). */
-class Inbox {
-  constructor() { this.items = []; this.waiters = []; }
-  push(x) {
-    this.items.push(x);
-    this.waiters = this.waiters.filter((w) => (w.pred(x) ? (w.resolve(x), false) : true));
-  }
-  wait(pred, ms, what) {
-    const found = this.items.find(pred);
-    if (found) return Promise.resolve(found);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-      this.waiters.push({ pred, resolve: (x) => { clearTimeout(timer); resolve(x); } });
-    });
-  }
 }
 
 test('the extension protocol against the real bielik-lsp server', { timeout: READY_TIMEOUT_MS + 240000 }, async (t) => {
@@ -155,9 +123,16 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       // the server advertises and forwards it as workspace/executeCommand, as done here.
       const command = items[0].command;
       assert.equal(command && command.command, proto.SERVER_COMMANDS.accepted, 'the item carries the accept command');
+      // Accept next word twice, as the extension reports it: how much of the item is in.
+      const item = { insertText: text, start: doc.text.length, command };
+      for (const length of [1, 2]) {
+        conn.sendNotification(inline.PARTIAL_ACCEPT, inline.partialAcceptParams({ item, acceptedLength: length }));
+      }
       await exec({ command: command.command, arguments: command.arguments });
-      const accepted = await exec(proto.statsParams(doc.uri));
-      assert.equal(accepted.files[doc.uri].suggestions_accepted, 1, 'the server counted the accept');
+      const accepted = (await exec(proto.statsParams(doc.uri))).files[doc.uri];
+      assert.equal(accepted.suggestions_accepted, 1, 'the server counted the accept');
+      assert.equal(accepted.partially_accepted, 2, 'and both partial accepts');
+      assert.equal(accepted.accepted_chars, 2, 'each character once');
       const s = await statuses.wait((x) => statuses.items.indexOf(x) >= n && x.uri === doc.uri, 10000, 'per-file status');
       assert.equal(s.speculation, 'auto');
       assert.equal(typeof s.acceptanceRate, 'number');
@@ -219,11 +194,6 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
         `an error message: ${JSON.stringify(messages)}`);
     });
   } finally {
-    try {
-      await Promise.race([conn.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 5000))]);
-      conn.sendNotification('exit');
-    } catch { /* already gone */ }
-    await new Promise((r) => { if (child.exitCode !== null) r(); else { child.on('exit', r); setTimeout(() => { child.kill('SIGKILL'); r(); }, 5000); } });
-    conn.dispose();
+    await stop(conn, child);
   }
 });

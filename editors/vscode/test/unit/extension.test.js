@@ -152,3 +152,63 @@ test('a setting of the wrong type is not sent, and the user is told once', async
   await vscode.__configure({ globs: ['*.md'] });
   assert.deepEqual(client.notifications.at(-1)[1].settings.bielik.globs, ['*.md']);
 });
+
+test('a first start with the default settings shows no message and sends an object', async () => {
+  const { client, vscode, item } = await activated();
+  await vscode.__open('file:///umowa.md', 'markdown');
+  client.notify('bielik/status', { state: 'loading', message: 'model loading' });
+  client.notify('bielik/status', { state: 'ready', message: 'model ready' });
+  assert.deepEqual(vscode.__state.messages, []);
+  assert.deepEqual(client.clientOptions.initializationOptions, { languages: ['markdown', 'plaintext', 'latex'] });
+  assert.equal(item.text, '$(feather) Bielik spec:auto');
+  assert.doesNotMatch(item.tooltip, /error/);
+});
+
+/** Three items for `doc` at its end, through the extension's middleware, as VS Code gets them. */
+async function threeItems(env, uri, text) {
+  const { vscode, client } = env;
+  await vscode.__open(uri, 'markdown', 0, 0, text);
+  const editor = vscode.window.activeTextEditor;
+  const at = editor.selection.active;
+  const range = new vscode.Range(at, at);
+  const command = (i) => ({ title: 'Bielik: suggestion accepted', command: 'bielik.accepted', arguments: [uri, String(i)] });
+  const items = [' pierwsza propozycja, dalej', ' druga propozycja.', ' trzecia\ni czwarta linia']
+    .map((t, i) => new vscode.InlineCompletionItem(t, range, command(i)));
+  const provide = client.clientOptions.middleware.provideInlineCompletionItems;
+  const result = await provide(editor.document, at, { triggerKind: 0 }, {}, async () => new vscode.InlineCompletionList(items));
+  return { result, items, command };
+}
+
+test('every item reaches VS Code, which cycles through them', async () => {
+  const env = await activated();
+  const { result, items } = await threeItems(env, 'file:///a.md', 'Umowa najmu');
+  assert.deepEqual(result.items, items);
+});
+
+test('accept next word / line: VS Code inserts the part, the server hears which item and how far', async () => {
+  const env = await activated();
+  const { vscode, client } = env;
+  const { command } = await threeItems(env, 'file:///a.md', 'Umowa najmu');
+  const parts = [];
+  vscode.commands.registerCommand('editor.action.inlineSuggest.acceptNextWord', () => vscode.__type(parts.shift()));
+  vscode.commands.registerCommand('editor.action.inlineSuggest.acceptNextLine', () => vscode.__type(parts.shift()));
+  // VS Code shows the second item (the user cycled to it) and takes its words one by one.
+  parts.push(' ', 'druga');
+  vscode.__type(parts.shift()); // the user types the space; the item stays
+  await vscode.commands.executeCommand('bielik.client.acceptNextWord');
+  assert.deepEqual(client.notifications.at(-1), ['textDocument/didPartiallyAcceptCompletion',
+    { item: { insertText: ' druga propozycja.', command: command(1) }, acceptedLength: 6 }]);
+  const n = client.notifications.length;
+  parts.push(' propozycja.'); // the rest: VS Code accepts it whole and runs the item's command
+  await vscode.commands.executeCommand('bielik.client.acceptNextWord');
+  assert.equal(client.notifications.length, n, 'no partial accept for a whole one');
+  // The third item, a line at a time.
+  await threeItems(env, 'file:///a.md', 'Umowa najmu');
+  parts.push(' trzecia\n');
+  const accept = await vscode.commands.executeCommand('bielik.client.acceptNextLine');
+  assert.equal(accept.acceptedLength, 9);
+  assert.deepEqual(client.notifications.at(-1)[1].item.command, command(2));
+  // Text no item continues: nothing to report.
+  parts.push(' inaczej');
+  assert.equal(await vscode.commands.executeCommand('bielik.client.acceptNextWord'), undefined);
+});

@@ -5,6 +5,7 @@ const assert = require('node:assert/strict');
 const config = require('../../out/config');
 const proto = require('../../out/protocol');
 const { StatusModel, formatStats } = require('../../out/status');
+const inline = require('../../out/inline');
 const pkg = require('../../package.json');
 
 const inspectOf = (values) => (key) => (key in values ? { globalValue: values[key], defaultValue: 'd' } : { defaultValue: 'd' });
@@ -87,6 +88,18 @@ test('formatStats reads bielik.showStats', () => {
   assert.match(text, /acceptance 25%/);
   assert.match(text, /policy: x/);
   assert.match(formatStats(report), /Session/);
+  assert.equal(formatStats({ ...report, error: '' }).split('\n')[0], 'Bielik statistics — model ready', 'no error, no error text');
+});
+
+test('partialAccept finds the item the text continues and how much of it is in', () => {
+  const items = [{ insertText: ' w domu', start: 4 }, { insertText: ' w pracy.', start: 4 }, { insertText: 'x', start: 9 }];
+  assert.deepEqual(inline.partialAccept(items, 'Jest w pracy', 12), { item: items[1], acceptedLength: 8 });
+  assert.deepEqual(inline.partialAccept(items, 'Jest w', 6), { item: items[0], acceptedLength: 2 }, 'alike: the first');
+  assert.equal(inline.partialAccept(items, 'Jest w pracy.', 13), undefined, 'complete: a whole accept');
+  assert.equal(inline.partialAccept(items, 'Jest', 4), undefined, 'before every item');
+  const command = { title: 't', command: 'bielik.accepted', arguments: ['file:///a.md', '7'] };
+  assert.deepEqual(inline.partialAcceptParams({ item: { insertText: ' w domu', start: 4, command }, acceptedLength: 2 }),
+    { item: { insertText: ' w domu', command }, acceptedLength: 2 });
 });
 
 test('package.json contributes every server setting with the server default, and the commands', () => {

@@ -9,6 +9,49 @@ class Emitter {
   fire(x) { return Promise.all(this.listeners.map((l) => l(x))); }
 }
 
+class Position {
+  constructor(line, character) { this.line = line; this.character = character; }
+}
+
+class Range {
+  constructor(a, b, c, d) {
+    [this.start, this.end] = a instanceof Position ? [a, b] : [new Position(a, b), new Position(c, d)];
+  }
+}
+
+class InlineCompletionItem {
+  constructor(insertText, range, command) { Object.assign(this, { insertText, range, command }); }
+}
+
+class InlineCompletionList {
+  constructor(items) { this.items = items; }
+}
+
+class SnippetString {
+  constructor(value) { this.value = value; }
+}
+
+/** A text document with the parts the extension reads: text, offsets, uri, language. */
+function createDocument(uri, languageId, text) {
+  const doc = {
+    uri: { toString: () => uri },
+    languageId,
+    text,
+    getText: () => doc.text,
+    offsetAt(pos) {
+      const lines = doc.text.split('\n');
+      let off = 0;
+      for (let i = 0; i < pos.line; i++) off += lines[i].length + 1;
+      return off + pos.character;
+    },
+    positionAt(offset) {
+      const before = doc.text.slice(0, offset).split('\n');
+      return new Position(before.length - 1, before[before.length - 1].length);
+    },
+  };
+  return doc;
+}
+
 function createVscode() {
   const state = {
     commands: new Map(),
@@ -29,7 +72,11 @@ function createVscode() {
     __state: state,
     StatusBarAlignment: { Left: 1, Right: 2 },
     ThemeColor: class { constructor(id) { this.id = id; } },
-    Position: class { constructor(line, character) { this.line = line; this.character = character; } },
+    Position,
+    Range,
+    InlineCompletionItem,
+    InlineCompletionList,
+    SnippetString,
     commands: {
       registerCommand(id, fn) {
         if (state.commands.has(id)) throw new Error(`command '${id}' already exists`);
@@ -70,13 +117,19 @@ function createVscode() {
       onDidGrantWorkspaceTrust: state.onTrust.event,
     },
   };
-  /** Open an editor on a document (the cursor at `line`, `character`). */
-  vscode.__open = (uri, languageId, line = 0, character = 0) => {
-    state.activeTextEditor = {
-      document: { uri: { toString: () => uri }, languageId },
-      selection: { active: new vscode.Position(line, character) },
-    };
+  /** Open an editor on a document (the cursor at `line`, `character`, or at the end of `text`). */
+  vscode.__open = (uri, languageId, line = 0, character = 0, text = '') => {
+    const document = createDocument(uri, languageId, text);
+    const active = text ? document.positionAt(text.length) : new vscode.Position(line, character);
+    state.activeTextEditor = { document, selection: { active } };
     return state.onActive.fire(state.activeTextEditor);
+  };
+  /** Type (or have VS Code insert) text at the cursor of the active editor. */
+  vscode.__type = (text) => {
+    const editor = state.activeTextEditor;
+    const offset = editor.document.offsetAt(editor.selection.active);
+    editor.document.text = editor.document.text.slice(0, offset) + text + editor.document.text.slice(offset);
+    editor.selection = { active: editor.document.positionAt(offset + text.length) };
   };
   /** The user trusts the workspace. */
   vscode.__trust = () => {
@@ -122,6 +175,22 @@ function createLanguageClientModule(clients) {
   };
 }
 
+/** vscode-languageclient's own LSP -> VS Code converter, on these mocks (any other VS Code
+ * class it subclasses while loading is an empty class). */
+function protocolConverter(vscode) {
+  const known = { ...vscode };
+  const code = new Proxy(known, { get: (t, k) => (k in t ? t[k] : (t[k] = class {})) });
+  const original = Module._load;
+  Module._load = function (request, parent, isMain) {
+    return request === 'vscode' ? code : original.call(this, request, parent, isMain);
+  };
+  try {
+    return require('vscode-languageclient/$test/common/protocolConverter').createConverter(undefined, false, false, false);
+  } finally {
+    Module._load = original;
+  }
+}
+
 /** Fresh mocks and a fresh copy of out/extension.js. */
 function load() {
   const vscode = createVscode();
@@ -143,4 +212,4 @@ function load() {
   }
 }
 
-module.exports = { load };
+module.exports = { load, protocolConverter };

@@ -1,0 +1,51 @@
+// Shared by the integration tests: how to start a server process, and an inbox of notifications.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+
+/** The python that runs the server (or the stub): $BIELIK_LSP_PYTHON, the repository's venv, python3. */
+function python() {
+  if (process.env.BIELIK_LSP_PYTHON) return process.env.BIELIK_LSP_PYTHON;
+  const venv = path.join(ROOT, '.venv', 'bin', 'python');
+  return fs.existsSync(venv) ? venv : 'python3';
+}
+
+/** bielik-lsp serve: $BIELIK_LSP_COMMAND (a JSON array) if set, else python -m app.cli serve. */
+function serverCommand() {
+  if (process.env.BIELIK_LSP_COMMAND) {
+    const argv = JSON.parse(process.env.BIELIK_LSP_COMMAND);
+    return { command: argv[0], args: argv.slice(1) };
+  }
+  return { command: python(), args: ['-m', 'app.cli', 'serve'] };
+}
+
+/** Waits for a notification matching `pred` (already received ones included). */
+class Inbox {
+  constructor() { this.items = []; this.waiters = []; }
+  push(x) {
+    this.items.push(x);
+    this.waiters = this.waiters.filter((w) => (w.pred(x) ? (w.resolve(x), false) : true));
+  }
+  wait(pred, ms, what) {
+    const found = this.items.find(pred);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+      this.waiters.push({ pred, resolve: (x) => { clearTimeout(timer); resolve(x); } });
+    });
+  }
+}
+
+/** Ask the server to shut down and wait for the process to end. */
+async function stop(conn, child) {
+  try {
+    await Promise.race([conn.sendRequest('shutdown'), new Promise((r) => setTimeout(r, 5000))]);
+    conn.sendNotification('exit');
+  } catch { /* already gone */ }
+  await new Promise((r) => { if (child.exitCode !== null) r(); else { child.on('exit', r); setTimeout(() => { child.kill('SIGKILL'); r(); }, 5000); } });
+  conn.dispose();
+}
+
+module.exports = { ROOT, python, serverCommand, Inbox, stop };
