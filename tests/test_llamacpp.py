@@ -5,6 +5,8 @@ And speculative == plain greedy for every drafter, on tiny random GGUFs and the 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -222,27 +224,44 @@ def test_sampling_with_a_drafter_is_reproducible(target_engine, backends):
     assert a == b
 
 
-def test_embedded_pair_on_llama_cpp_drafts_on_request_and_auto_stays_plain():
-    """Gemma-3-270M Q4_K_M (as shipped) verifies SmolLM2 drafts across tokenizers and lookups.
+LONG = (
+    "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym wszystkich obywateli.\n"
+    "Art. 2. Rzeczpospolita Polska jest demokratycznym państwem prawnym.\n"
+) * 14 + "Lista:\n1. jeden\n2. dwa\n3."
 
-    On these short prompts the drafts change nothing; `auto` decodes plain all the same, since
-    llama.cpp's batches are not bit-identical in general (see the next test).
+
+@pytest.mark.parametrize("k", [1, 4, 9, 16])
+def test_embedded_pair_on_llama_cpp_speculates_exactly(k):
+    """Gemma-3-270M Q4_K_M as shipped, past 600 positions: every drafter's output is plain's.
+
+    Lookup, SmolLM2 across tokenizers, the cascade and auto, verified by the exact kernels.
     """
-    pipe = Pipeline.load(Settings(backend="llamacpp", drafter="model"), progress=False)
-    assert pipe.engine.runner.name == "llamacpp" and not pipe.exact
+    pipe = llama_pair()
+    assert pipe.engine.runner.name == "llamacpp" and pipe.exact, pipe.exactness.describe()
     assert isinstance(pipe.drafters["model"], CrossDrafter)
-    for text in (POLISH[2] + "\nArt. 2.", "Lista:\n1. jeden\n2. dwa\n3."):
-        plain = list(pipe.continue_text(text, max_tokens=24, policy=FixedPolicy(None, 0)))
+    for text in (POLISH[2] + "\nArt. 2.", LONG):
+        assert len(pipe.engine.encode(text)) > 600 or text != LONG
+        plain = list(pipe.continue_text(text, max_tokens=32, policy=FixedPolicy(None, 0)))
         want = [i for c in plain for i in c.ids]
-        for name in ("lookup", "model"):
-            policy = pipe.policy(name, 4)
-            assert "output may differ from plain" in policy.choice.reason
-            spec = pipe.continue_text(text, max_tokens=24, policy=policy)
-            assert [i for c in spec for i in c.ids] == want
-        auto = pipe.policy("auto", text=text)
-        assert auto.choice.drafter is None and "not bit-identical" in auto.choice.reason
-    lean = Pipeline.load(Settings(backend="llamacpp", drafter="auto"), progress=False)
-    assert lean.drafter_model is None  # auto never drafts here: no drafter model in memory
+        for name in ("lookup", "model", "cascade", "auto"):
+            policy = pipe.policy(name, k, text=text)
+            spec = list(pipe.continue_text(text, max_tokens=32, policy=policy))
+            assert [i for c in spec for i in c.ids] == want, (name, k)
+            assert "may differ" not in " ".join(spec[-1].stats.reasons)
+
+
+@functools.cache
+def llama_pair() -> Pipeline:
+    return Pipeline.load(Settings(backend="llamacpp", drafter="model", k=16), progress=False)
+
+
+def test_without_exact_auto_speculates_and_says_output_may_differ():
+    settings = Settings(backend="llamacpp", drafter="lookup", exact=False)
+    pipe = Pipeline(settings, llama_pair().target)
+    assert pipe.draft_limit is None
+    assert "exact off" in pipe.policy("lookup", 4).choice.reason
+    auto = pipe.policy("auto", text=LONG)
+    assert isinstance(auto, AutoPolicy) and "exact off" in auto.note
 
 
 def test_llama_cpp_batches_are_not_bit_identical():
