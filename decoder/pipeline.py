@@ -54,7 +54,8 @@ class Pipeline:
         """
         target = load_model(settings.target, settings, settings.target_backend, progress=progress)
         pipe = cls(settings, target)
-        speculates = settings.drafter != "auto" or pipe.draft_limit != 0
+        limit = pipe.draft_limit  # exactness measured now, not on the first request
+        speculates = settings.drafter != "auto" or limit != 0
         if registry.needs_model(settings.drafter) and speculates:
             engine = settings.drafter_model_backend
             pipe.drafter_model = load_model(

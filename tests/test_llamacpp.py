@@ -100,21 +100,21 @@ def test_rewind_and_refeed_give_fresh_logits(backends):
     ids = b.tokenizer.encode(POLISH[2] * 3)
     b.reset()
     b.forward(ids[:-7])
-    fresh = b.forward(ids[-7:])
+    fresh = b.forward(ids[-7:]).copy()  # logits are read before the next call, or copied
     b.rewind(7)
     assert b.ids == ids[:-7]
     np.testing.assert_array_equal(b.forward(ids[-7:]), fresh)
     b.rewind(3)
-    three = b.forward(ids[-3:])
+    three = b.forward(ids[-3:]).copy()
     b.rewind(3)
     np.testing.assert_array_equal(b.forward(ids[-3:]), three)
     assert (three.argmax(-1) == fresh[-3:].argmax(-1)).all()
     b.reset()
-    last = b.sync(ids)
+    last = b.sync(ids).copy()
     assert b.prefilled == len(ids)
     b.sync(ids[:-3] + [5, 6, 7])  # a shared prefix is kept, only the new tail is fed
     assert b.prefilled == 3
-    np.testing.assert_array_equal(b.sync(ids), b.sync(ids))
+    np.testing.assert_array_equal(b.sync(ids).copy(), b.sync(ids))
     assert b.prefilled == 1
     assert int(b.sync(ids).argmax()) == int(last.argmax())
 
@@ -123,7 +123,7 @@ def test_forward_can_return_only_some_rows(backends):
     b = backends["target"]
     ids = b.tokenizer.encode(POLISH[0])
     b.reset()
-    full = b.forward(ids)
+    full = b.forward(ids).copy()
     b.reset()
     rows = b.forward(ids, rows=[len(ids) - 2, len(ids) - 1])
     np.testing.assert_allclose(rows, full[-2:], rtol=1e-4, atol=1e-4)
@@ -135,10 +135,10 @@ def test_select_keeps_one_prefix_cache_per_document(backends):
     a_ids = b.tokenizer.encode(POLISH[0] * 4)
     c_ids = b.tokenizer.encode(POLISH[1] * 4)
     b.select("file:///a.txt")
-    a_logits = b.sync(a_ids)
+    a_logits = b.sync(a_ids).copy()
     b.select("file:///c.txt")
     assert b.ids == []
-    c_logits = b.sync(c_ids)
+    c_logits = b.sync(c_ids).copy()
     b.select("file:///a.txt")
     assert b.ids == a_ids
     np.testing.assert_allclose(b.sync(a_ids), a_logits, rtol=1e-4, atol=1e-4)
@@ -166,7 +166,7 @@ def test_sync_stops_between_chunks_and_stays_consistent(backends):
     with pytest.raises(Stopped):
         b.sync(ids, should_stop=lambda: calls.append(1) or len(calls) > 1)
     assert b.ids == ids[: len(b.ids)] and 0 < len(b.ids) < len(ids)
-    resumed = b.sync(ids)  # the prefix that was fed is reused, and exact
+    resumed = b.sync(ids).copy()  # the prefix that was fed is reused, and exact
     assert b.prefilled < len(ids)
     b.reset()
     np.testing.assert_allclose(resumed, b.sync(ids), rtol=1e-4, atol=1e-4)

@@ -252,8 +252,14 @@ class LlamaCppBackend:
         self.ids.extend(ids)
 
     def _logits(self, n: int) -> np.ndarray:
+        """llama.cpp's own logits buffer, read-only and uncopied (a 262k-entry row is 1 MB).
+
+        It is valid until the next decode on this context (see Backend.forward).
+        """
         ptr = lib.llama_get_logits(self.ctx)
-        return np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size)).copy()
+        view = np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size))
+        view.setflags(write=False)
+        return view
 
     def forward(self, ids: list[int], rows: list[int] | None = None) -> np.ndarray:
         """Feed `ids`; logits (len(ids), vocab), or only the rows asked for, in order."""
