@@ -176,7 +176,7 @@ def measure(path: Path, exact: bool, prompt: int = 64, reps: int = 3) -> dict:
     from decoder.backends.llamacpp import LlamaCppBackend
 
     backend = LlamaCppBackend(path, exact=exact, context=1024)
-    ids = np.random.default_rng(1).integers(300, backend.vocab_size, prompt + 1).tolist()
+    ids = np.random.default_rng(1).integers(300, backend.vocab_size, prompt + max(SIZES)).tolist()
     start = time.perf_counter()
     backend.prefill_chunk(ids[:prompt])
     prefill = prompt / (time.perf_counter() - start)
