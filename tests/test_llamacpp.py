@@ -18,6 +18,7 @@ from decoder.backends.base import Stopped  # noqa: E402
 from decoder.backends.embedded import embedded_gguf  # noqa: E402
 from decoder.backends.llamacpp import LlamaCppBackend  # noqa: E402
 from decoder.backends.models import Model, ModelLoadError, load_model  # noqa: E402
+from decoder.compat import llama_cpp as compat  # noqa: E402
 from decoder.config import ConfigError, Settings  # noqa: E402
 from decoder.drafting.cross import CrossDrafter  # noqa: E402
 from decoder.drafting.drafter import Draft, ModelDrafter  # noqa: E402
@@ -264,20 +265,47 @@ def test_without_exact_auto_speculates_and_says_output_may_differ():
     assert isinstance(auto, AutoPolicy) and "exact off" in auto.note
 
 
-def test_llama_cpp_batches_are_not_bit_identical():
-    """What `exact_batches = False` rests on: batched logits differ from one-token logits.
+def batched_and_one_token(backend, positions: int, widths: range) -> dict[int, float]:
+    """Largest |diff| between one pass over n ids and n one-token passes, per width n."""
+    ids = backend.tokenizer.encode(" ".join(POLISH) * 40)[: positions + max(widths)]
+    backend.reset()
+    backend.sync(ids[:positions])
+    one = np.stack([backend.forward([i])[0] for i in ids[positions:]])
+    backend.rewind(len(one))
+    diffs = {}
+    for n in widths:
+        diffs[n] = float(np.abs(backend.forward(ids[positions : positions + n]) - one[:n]).max())
+        backend.rewind(n)
+    return diffs
 
-    One pass over 4 tokens after 600 cached ones against 4 one-token passes. If a llama.cpp
-    release makes them equal, this fails, and `auto` may speculate on llama.cpp again.
+
+def test_llama_cpp_fast_batches_are_not_bit_identical():
+    """The fast configuration (repacking, flash attention, tiled matmul): batches differ.
+
+    After 600 cached positions every pass of 2-16 tokens gives other logits than one-token
+    passes. If a llama.cpp release makes them equal, this fails, and `exact=False` may speculate
+    exactly too.
     """
-    backend = load_model("embedded:gemma-3-270m", Settings(), "llamacpp").backend
-    ids = backend.tokenizer.encode(" ".join(POLISH) * 20)[:604]
-    assert len(ids) == 604
-    backend.sync(ids[:600])
-    one = np.stack([backend.forward([i])[0] for i in ids[600:]])
-    backend.rewind(4)
-    batch = backend.forward(ids[600:])
-    assert not np.array_equal(one, batch)
+    backend = LlamaCppBackend(embedded_gguf("gemma-3-270m"), threads=2, exact=False)
+    diffs = batched_and_one_token(backend, 600, range(2, 17))
+    assert all(d > 0 for d in diffs.values()), diffs
+
+
+@pytest.mark.skipif(
+    compat.llamafile_compiled(),
+    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): ./install.sh rebuilds it without",
+)
+def test_llama_cpp_exact_batches_are_bit_identical():
+    """The exact configuration: passes of 1-16 tokens (up to the tiled cap) equal one-token ones.
+
+    llama.cpp's tiled switch is read once per process: if a fast model decoded first, the exact
+    one is exact up to 7 tokens per pass, and says so.
+    """
+    backend = LlamaCppBackend(embedded_gguf("gemma-3-270m"), threads=2)
+    widest = backend.max_exact_width or 16
+    assert widest >= 7
+    diffs = batched_and_one_token(backend, 600, range(1, widest + 1))
+    assert all(d == 0.0 for d in diffs.values()), diffs
 
 
 def test_mlx_directory_on_llama_cpp_is_a_clear_error(tmp_path):

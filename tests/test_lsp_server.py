@@ -104,7 +104,6 @@ async def client(lsp_client: LanguageClient):
     result = await initialize_as_editor(
         lsp_client,
         {
-            "backend": "mlx",  # speculates under auto (llama.cpp, the Linux default, decodes plain)
             "debounceMs": 20,
             "inlineMaxTokens": 12,
             "timeBudgetMs": 20000,
@@ -433,11 +432,11 @@ async def test_inline_requests_go_before_a_running_continue(client: LanguageClie
     run = asyncio.ensure_future(
         client.workspace_execute_command_async(
             types.ExecuteCommandParams(
-                command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 60}]
+                command="bielik.continueDocument", arguments=[{"uri": uri, "maxTokens": 400}]
             )
         )
     )
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.0)
     quick = await inline(client, other, client.editor.end(other))
     assert quick.items
     done = await run

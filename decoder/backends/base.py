@@ -34,11 +34,7 @@ class Backend(Protocol):
     tokenizer: object  # `encode(text)` with the model's own BOS
 
     def forward(self, ids: list[int]) -> np.ndarray:
-        """Feed `ids` after the cache; logits (len(ids), vocab_size).
-
-        Read them before the next call on this backend: the array may be a view of the
-        library's own buffer, which that call reuses (copy what must be kept).
-        """
+        """Feed `ids` after the cache; logits (len(ids), vocab_size)."""
         ...
 
     def prefill_chunk(self, ids: list[int]) -> None:

@@ -252,14 +252,9 @@ class LlamaCppBackend:
         self.ids.extend(ids)
 
     def _logits(self, n: int) -> np.ndarray:
-        """llama.cpp's own logits buffer, read-only and uncopied (a 262k-entry row is 1 MB).
-
-        It is valid until the next decode on this context (see Backend.forward).
-        """
+        """A copy: llama.cpp reuses (and may reallocate) its buffer at the next decode."""
         ptr = lib.llama_get_logits(self.ctx)
-        view = np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size))
-        view.setflags(write=False)
-        return view
+        return np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size)).copy()
 
     def forward(self, ids: list[int], rows: list[int] | None = None) -> np.ndarray:
         """Feed `ids`; logits (len(ids), vocab), or only the rows asked for, in order."""

@@ -1,0 +1,78 @@
+"""The exactness self-check: it says yes where batched logits are bit-identical, no where not.
+
+On llama.cpp a yes needs a libllama built without tinyBLAS (install.sh builds it so); with
+tinyBLAS compiled in no configuration is exact, and the tests expecting a yes are skipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from decoder.backends.exactness import MIN_POSITIONS, check, probe_ids
+
+llama_cpp = pytest.importorskip("llama_cpp")
+
+from decoder.backends.embedded import embedded_gguf  # noqa: E402
+from decoder.backends.llamacpp import LlamaCppBackend  # noqa: E402
+from decoder.compat import llama_cpp as compat  # noqa: E402
+from tests.tiny_gguf import mistral_vocab, random_llama  # noqa: E402
+
+needs_exact_build = pytest.mark.skipif(
+    compat.llamafile_compiled(),
+    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): no configuration of it is exact; "
+    "./install.sh rebuilds llama-cpp-python with -DGGML_LLAMAFILE=OFF",
+)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return random_llama(tmp_path_factory.mktemp("gguf") / "tiny.gguf", mistral_vocab, seed=4)
+
+
+@needs_exact_build
+def test_exact_configuration_passes_at_every_width():
+    gemma = LlamaCppBackend(embedded_gguf("gemma-3-270m"), threads=2)
+    result = check(gemma, k=8)
+    assert result.exact and result.max_diff == 0.0, result.describe()
+    assert result.widths == tuple(range(2, 10)) and result.exact_width == 9
+    assert result.positions >= 600 and len(gemma.ids) == result.positions + 1
+    assert result.describe().startswith("exact: yes")
+
+
+@needs_exact_build
+def test_exact_configuration_passes_on_a_tiny_float32_model(tiny):
+    result = check(LlamaCppBackend(tiny, threads=2), k=15)
+    assert result.exact and result.exact_width == 16, result.describe()
+
+
+def test_flash_attention_fails_the_check(tiny):
+    """Flash attention decodes one token past 512 positions with a split-KV kernel, not a batch."""
+    result = check(LlamaCppBackend(tiny, threads=2, flash_attention=True), k=4)
+    assert not result.exact and result.max_diff > 0, result.describe()
+    assert result.describe().startswith("exact: no") or "only up to" in result.describe()
+
+
+def test_the_check_shares_the_callers_ids_and_leaves_them_cached(tiny):
+    backend = LlamaCppBackend(tiny, threads=2)
+    ids = probe_ids(backend, MIN_POSITIONS + 5, seed=3)
+    assert all(backend.table[i] for i in ids)
+    check(backend, k=2, ids=ids)
+    assert backend.ids == ids[: MIN_POSITIONS + 1]
+    with pytest.raises(ValueError, match="needs 604 ids"):
+        check(backend, k=3, ids=ids[:600])
+
+
+def test_the_check_runs_on_mlx_through_the_protocol(tiny_mistral):
+    """MLX answers through forward/rewind/sync; its verdict matches a direct comparison."""
+    from decoder.backends.mlx import MLXBackend
+
+    backend = MLXBackend(tiny_mistral.model, tiny_mistral.tokenizer)
+    result = check(backend, k=4)
+    fed = [int(i) for i in probe_ids(backend, 5, seed=9)]
+    one = np.stack([backend.forward([i])[0] for i in fed])
+    backend.rewind(5)
+    batch = backend.forward(fed)
+    assert result.exact == (result.max_diff == 0.0)
+    if result.exact:
+        np.testing.assert_array_equal(batch, one)
