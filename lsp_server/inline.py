@@ -82,8 +82,13 @@ async def _complete(
 
 
 async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
-    """Whether the document changed since the request: the editor would show a stale answer."""
-    await asyncio.sleep(0)  # an edit already read from the client is applied first
+    """Whether the document changed since the request: the editor would show a stale answer.
+
+    Every message the client has already sent is handled first (an edit on its way counts).
+    """
+    if ls.input is not None:
+        await ls.input.caught_up()
+    await asyncio.sleep(0)
     current = ls.documents.get(uri)
     if current is not None and current.version == version:
         return False

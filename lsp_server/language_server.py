@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from decoder.config import ConfigError, Settings
 
-from .compat import Protocol
+from .compat import Protocol, WatchedInput
 from .completion import SuggestionCache
 from .documents import (
     Document,
@@ -69,6 +69,7 @@ class BielikServer(LanguageServer):
         self.prepared: dict = {}  # uri -> inline.Prepared, the suggestion computed ahead
         self.ring = Ring()  # context from elsewhere: other open documents, places edited
         self.warming: tuple[str, Ticket] | None = None  # the prompt prefilled in the background
+        self.input: WatchedInput | None = None  # stdin, when serving over it
         self.delivered: dict[str, tuple[str, str]] = {}  # item id -> (uri, kind of the item)
         self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 
 from lsprotocol import types
@@ -16,7 +17,7 @@ from lsprotocol import types
 from decoder.config import ConfigError, Settings
 
 from . import background, commands, inline
-from .compat import track_command, untrack_command
+from .compat import WatchedInput, track_command, untrack_command
 from .documents import PositionError, edit_end
 from .language_server import BielikServer
 from .settings import SECTION
@@ -169,5 +170,6 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
             raise ConfigError(f"--tcp wants HOST:PORT, not {tcp!r}")
         ls.start_tcp(host or "127.0.0.1", int(port))
     else:
-        ls.start_io()
+        ls.input = WatchedInput(sys.stdin.buffer)
+        ls.start_io(stdin=ls.input)
     return 0

@@ -334,3 +334,38 @@ def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_
         (" psa.", "model"),
         (" rybki.", "sampled"),
     ]
+
+
+def test_watched_input_knows_when_every_message_sent_is_read():
+    """The reader thread waiting on an empty pipe: all the client sent is handled."""
+    import os
+    import threading
+
+    from lsp_server.compat import WatchedInput
+
+    r, w = os.pipe()
+    watched = WatchedInput(os.fdopen(r, "rb"))
+    lines: list[bytes] = []
+
+    def reader() -> None:
+        while line := watched.readline():
+            lines.append(line)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    time.sleep(0.05)
+    assert watched.idle()
+    os.write(w, b"Content-Length: 2\r\n")
+    while len(lines) < 1:
+        time.sleep(0.001)
+    time.sleep(0.05)
+    assert watched.idle() and lines == [b"Content-Length: 2\r\n"]
+    os.close(w)
+    thread.join(1)
+    assert not watched.idle()  # the reader ended: nothing waits for input
+    r, w = os.pipe()
+    pending = WatchedInput(os.fdopen(r, "rb"))
+    pending.waiting = True  # as if its reader had not yet woken up for what arrived
+    os.write(w, b"Content-Length: 2\r\n")
+    assert not pending.idle()
+    os.close(w)

@@ -115,16 +115,31 @@ def script_for(excerpt: Excerpt, chars: int, place: str = "end") -> Script:
 
 
 def scripts(cfg: TypingConfig) -> list[Script]:
-    """`per_class` excerpts of each content type, spread over the corpus, at both places."""
+    """`per_class` excerpts of each content type at each place, spread over the corpus.
+
+    Another excerpt for each place, none sharing a passage with one typed before: the server
+    remembers places edited (the ring), and must not be handed text the typist already typed.
+    """
     corpus = load_corpus()
-    out = []
+    out: list[Script] = []
     for label in LABELS:
         items = [e for e in corpus if e.label == label]
         step = max(1, len(items) // cfg.per_class)
-        for e in items[::step][: cfg.per_class]:
-            near = neighbours(e, corpus)
-            out += [replace(script_for(e, cfg.chars, p), neighbours=near) for p in PLACES]
+        for i in range(0, len(items), step):
+            for place, e in zip(
+                PLACES, (items[i], items[min(i + step // 2, len(items) - 1)]), strict=True
+            ):
+                if sum(s.label == label and s.place == place for s in out) >= cfg.per_class:
+                    continue
+                if not any(_shared(e.text, s.context + s.typed + s.after) for s in out):
+                    script = script_for(e, cfg.chars, place)
+                    out.append(replace(script, neighbours=neighbours(e, corpus)))
     return out
+
+
+def _shared(a: str, b: str, n: int = 40) -> bool:
+    """Whether `a` and `b` share an `n`-character passage."""
+    return any(a[i : i + n] in b for i in range(0, max(1, len(a) - n + 1)))
 
 
 def neighbours(excerpt: Excerpt, corpus: list[Excerpt], n: int = NEIGHBOURS) -> tuple[str, ...]:
@@ -136,14 +151,13 @@ def neighbours(excerpt: Excerpt, corpus: list[Excerpt], n: int = NEIGHBOURS) -> 
     def source(e: Excerpt, depth: int) -> str:
         return e.source.split(" (")[0] if depth else e.source.split(":")[0]
 
-    own = {excerpt.text[i : i + 40] for i in range(0, max(1, len(excerpt.text) - 40))}
     for depth in (1, 0):
         found = [
             e.text
             for e in corpus
             if e.id != excerpt.id
             and source(e, depth) == source(excerpt, depth)
-            and not any(e.text[i : i + 40] in own for i in range(0, max(1, len(e.text) - 40)))
+            and not _shared(e.text, excerpt.text)
         ]
         if found:
             return tuple(found[:n])
