@@ -46,7 +46,7 @@ class ServerOptions:
         "context from elsewhere: chunks of the other open documents and of places recently "
         "edited, the most similar to the text at the cursor, read before the document's own",
     )
-    ring_chunks: int = setting(4, "how many chunks of context from elsewhere", minimum=1)
+    ring_chunks: int = setting(2, "how many chunks of context from elsewhere", minimum=1)
     ring_chunk_chars: int = setting(
         400, "size of one chunk of context from elsewhere, in characters", minimum=64
     )

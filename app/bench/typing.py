@@ -220,6 +220,7 @@ class Counts:
     requests: int = 0
     cancelled: int = 0  # answered -32800 after our $/cancelRequest
     stale: int = 0  # a non-empty suggestion for a version the document no longer has
+    stale_after_ms: list[float] = field(default_factory=list)  # each: since the outdating key
     while_typing: int = 0  # non-empty suggestions for the current version between pauses
     errors: int = 0  # other error answers
     documents: int = 0  # documents opened
@@ -261,6 +262,7 @@ class Editor:
         self.uri, self.text, self.version, self.cursor = "", "", 0, 0
         self.next_id = 0
         self.pending: tuple[int, asyncio.Future] | None = None
+        self.typed_at: dict[int, float] = {}  # version -> when the keystroke that made it
         c = self.client
 
         @c.feature(STATUS)
@@ -368,6 +370,7 @@ class Editor:
         self.text = self.text[: self.cursor] + char + self.text[self.cursor :]
         self.cursor += len(char)
         self.version += 1
+        self.typed_at[self.version] = time.perf_counter()
         self.counts.keystrokes += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -410,6 +413,8 @@ class Editor:
                 items = []
             if items and version != self.version:
                 self.counts.stale += 1
+                since = time.perf_counter() - self.typed_at.get(version + 1, sent)
+                self.counts.stale_after_ms.append(round(since * 1000, 1))
             if not answer.done():
                 answer.set_result((items, took, version == self.version))
 
@@ -703,8 +708,9 @@ def report(record: Run) -> str:
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
         f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
         f"**{c['stale']} stale** (a suggestion for a document version the typist had already "
-        f"left), **{record.summary['mid']['repeats']} suggestions repeating the text after the "
-        f"cursor**, {record.summary['all']['with_alternatives']} answers with alternatives. "
+        f"left{_stale_after(c)}), **{record.summary['mid']['repeats']} suggestions repeating "
+        f"the text after the cursor**, {record.summary['all']['with_alternatives']} answers "
+        "with alternatives. "
         f"Server peak RSS {record.memory['peak_mb']:.0f} MB.",
     ]
     if record.ring_off:
@@ -750,6 +756,20 @@ def _ring_compared(record: Run) -> list[str]:
             f"{_share(summary['mid'])} | {summary['mid']['repeats']} | {run['counts']['stale']} |"
         )
     return lines
+
+
+def _stale_after(counts: dict) -> str:
+    """How late the stale answers came.
+
+    Within ms of the key that outdated them, they crossed that edit on its way to the server.
+    """
+    after = counts.get("stale_after_ms") or []
+    if not after:
+        return ""
+    return (
+        f"; they arrived {min(after):.0f}–{max(after):.0f} ms after the keystroke that outdated "
+        "them"
+    )
 
 
 def _share(r: dict) -> str:

@@ -31,7 +31,7 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   maxPromptChars: 8000,
   suffixChars: 400,
   ring: true,
-  ringChunks: 4,
+  ringChunks: 2,
   ringChunkChars: 400,
   loadTimeoutS: 900,
   languages: ['markdown', 'plaintext', 'latex'],
