@@ -84,10 +84,11 @@ class Settings:
         cli="continue",
     )
     k: int = setting(
-        8,
-        "draft length in target tokens (the upper bound for auto)",
+        16,
+        "draft length in target tokens (the upper bound for auto, which drafts long only where "
+        "the text is being copied)",
         minimum=0,
-        maximum=32,
+        maximum=64,
         cli="continue",
     )
     max_tokens: int = setting(
@@ -136,6 +137,13 @@ class Settings:
         "auto",
         "inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows",
         choices=backend_choices,
+        reload=True,
+        cli="global",
+    )
+    exact: bool = setting(
+        True,
+        "speculative output equals plain greedy output bit for bit: kernels chosen for it and "
+        "measured at load (false: the fastest kernels, drafts verified as llama-server does)",
         reload=True,
         cli="global",
     )

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from decoder.backends import exactness
 from decoder.backends.base import Backend
+from decoder.backends.exactness import Exactness
 from decoder.backends.models import Model, load_model
 from decoder.config import ConfigError, Settings, is_remote
 from decoder.drafting import registry
@@ -23,6 +25,7 @@ from decoder.remote import RemoteEngine
 from decoder.sampling import Sampling
 
 INEXACT = "its batched verification is not bit-identical to one-token decoding"
+FAST = "exact off: fastest kernels; drafts verified as llama-server does, may differ at a near-tie"
 COST_PROBE = "Pomiar kosztu weryfikacji: 1. jeden, 2. dwa, 3. trzy."
 
 
@@ -35,6 +38,7 @@ class Pipeline:
     drafter_model: Model | None = None
     drafters: dict[str, Drafter] = field(default_factory=dict)
     _costs: Costs | None = None
+    _exactness: Exactness | None = None
 
     def __post_init__(self) -> None:
         self.engine = Engine(self.target.backend)
@@ -43,18 +47,21 @@ class Pipeline:
 
     @classmethod
     def load(cls, settings: Settings, *, progress: bool = True) -> Pipeline:
-        """Load the target, and the drafter model when the drafter needs one.
+        """Load the target, measure whether its batches are exact, load the drafter model if used.
 
-        `auto` on a target whose batches are not exact decodes plain, so it loads no drafter
-        model and measures no costs.
+        Where `auto` cannot speculate exactly (and exactness is asked for), it decodes plain, so
+        it loads no drafter model and measures no costs.
         """
         target = load_model(settings.target, settings, settings.target_backend, progress=progress)
-        speculates = settings.drafter != "auto" or target.backend.exact_batches
-        drafter = None
+        pipe = cls(settings, target)
+        limit = pipe.draft_limit  # exactness measured now, not on the first request
+        speculates = settings.drafter != "auto" or limit != 0
         if registry.needs_model(settings.drafter) and speculates:
             engine = settings.drafter_model_backend
-            drafter = load_model(settings.drafter_model, settings, engine, progress=progress)
-        pipe = cls(settings, target, drafter)
+            pipe.drafter_model = load_model(
+                settings.drafter_model, settings, engine, progress=progress
+            )
+            pipe.drafters = pipe._build_drafters()
         if settings.drafter == "auto" and speculates:
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
         return pipe
@@ -65,9 +72,29 @@ class Pipeline:
         return registry.build(parts)
 
     @property
+    def exactness(self) -> Exactness:
+        """Whether the target's passes over k+1 tokens give the logits of one-token passes.
+
+        Measured once (after 600 cached positions), on first use.
+        """
+        if self._exactness is None:
+            self._exactness = exactness.check(self.engine.runner, self.settings.k)
+        return self._exactness
+
+    @property
+    def draft_limit(self) -> int | None:
+        """The longest draft that keeps output exactly plain greedy's (None: no limit).
+
+        Only when exactness is asked for (the `exact` setting); 0: no draft is exact here.
+        """
+        if not self.settings.exact:
+            return None
+        return self.exactness.exact_width - 1
+
+    @property
     def exact(self) -> bool:
-        """Whether verified drafts give exactly plain greedy decoding's output on this target."""
-        return self.engine.runner.exact_batches
+        """Whether speculation here gives exactly plain greedy decoding's output."""
+        return self.exactness.exact
 
     @property
     def costs(self) -> Costs:
@@ -106,7 +133,7 @@ class Pipeline:
         if self.drafter_runner is not None:
             out["drafter"] = self.drafter_runner.describe()
         out["drafters"] = ", ".join(self.drafters)
-        out["exact"] = "yes" if self.exact else f"no: {INEXACT}; auto decodes plain"
+        out["exact"] = self._exactness.describe() if self._exactness else "not measured"
         out["costs"] = self._costs.describe() if self._costs else "not measured"
         return out
 
@@ -144,18 +171,32 @@ class Pipeline:
             return FixedPolicy(
                 None, 0, "speculation off for this file" if override == "off" else None
             )
-        name = self.engine.runner.name
-        if mode == "auto" and not self.exact:
-            return FixedPolicy(None, 0, f"{name}: plain decoding, {INEXACT}")
+        limit = self.draft_limit
+        if mode == "auto" and limit == 0:
+            return FixedPolicy(None, 0, f"plain decoding: {self._inexact()}")
         if mode == "auto":
             from polish.content import classify
 
             content = classify(text, cursor) if text else None
-            return AutoPolicy(self.drafters, self.costs, content, override=override, k_max=k)
+            k_max = k if limit is None else min(k, limit)
+            note = "" if self.settings.exact else FAST
+            return AutoPolicy(
+                self.drafters, self.costs, content, override=override, k_max=k_max, note=note
+            )
         if mode not in self.drafters:
             raise ConfigError(f"drafter {mode!r} is not loaded")
-        inexact = f"fixed: {mode}, k={k}; {name}: {INEXACT}, output may differ from plain"
-        return FixedPolicy(self.drafters[mode], k, None if self.exact else inexact)
+        exact = limit is not None and k <= limit
+        inexact = f"fixed: {mode}, k={k}; output may differ from plain: {self._inexact()}"
+        return FixedPolicy(self.drafters[mode], k, None if exact else inexact)
+
+    def _inexact(self) -> str:
+        """Why speculation here may leave plain greedy output, in one line."""
+        if not self.settings.exact:
+            return FAST
+        found = self.exactness.describe()
+        numerics = self.engine.runner.describe().get("numerics")
+        found += f"; {numerics}" if numerics else ""
+        return f"{self.engine.runner.name}: {INEXACT} ({found})"
 
     def sampling(self) -> Sampling:
         s = self.settings

@@ -36,10 +36,12 @@ class AutoPolicy:
         k_max: int = 8,
         fallback_cycles: int = 3,
         fallback_tokens: int = 16,  # pause after failing drafts (an offer may scale it)
+        note: str = "",  # said with every speculating choice (e.g. that output may differ)
     ):
         self.drafters, self.costs, self.content = drafters, costs, content
         self.override, self.k_max = override, k_max
         self.fallback_cycles, self.fallback_tokens = fallback_cycles, fallback_tokens
+        self.note = note
         self.acceptance: dict[tuple[str, int], Acceptance] = {}
         self._last: Offer | None = None  # the offer the previous cycle took
         self._poor = 0  # consecutive drafted cycles with at most one token accepted
@@ -101,4 +103,5 @@ class AutoPolicy:
         if k == 0 or (speedup < MARGIN and self.override != "on"):
             return Choice(None, 0, f"{content}: no drafter pays here")
         self._last = offer
-        return Choice(self.drafters[name], max(k, 1), f"{content}: {name}, k={k}")
+        note = f"; {self.note}" if self.note else ""
+        return Choice(self.drafters[name], max(k, 1), f"{content}: {name}, k={k}{note}")

@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 
 from decoder.backends.base import Backend
 
-PROBE_SIZES = (1, 2, 3, 5, 9)
-# Acceptance before evidence, by lookup match length (structured text, then confident prose).
-LOOKUP_PRIOR = {1: 0.35, 2: 0.5, 3: 0.65, 5: 0.8}
-PROSE_PRIOR = {1: 0.1, 2: 0.2, 3: 0.35, 5: 0.6}
+# Pass widths timed at load: short drafts, and the long ones a long copy is drafted in (a pass
+# over many tokens costs far less per token than one over few, on every backend measured).
+PROBE_SIZES = (1, 2, 3, 5, 9, 17, 33)
+# Acceptance before evidence, by lookup match length (structured text, then confident prose):
+# the longer the context repeats earlier text, the longer the copy usually goes on.
+LOOKUP_PRIOR = {1: 0.35, 2: 0.5, 3: 0.65, 5: 0.8, 8: 0.85, 16: 0.9, 32: 0.93}
+PROSE_PRIOR = {1: 0.1, 2: 0.2, 3: 0.35, 5: 0.6, 8: 0.7, 16: 0.8, 32: 0.85}
 MODEL_PRIOR = 0.3  # a drafter model must earn its cost before it is used much
 
 

@@ -5,6 +5,8 @@ And speculative == plain greedy for every drafter, on tiny random GGUFs and the 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -98,21 +100,21 @@ def test_rewind_and_refeed_give_fresh_logits(backends):
     ids = b.tokenizer.encode(POLISH[2] * 3)
     b.reset()
     b.forward(ids[:-7])
-    fresh = b.forward(ids[-7:])
+    fresh = b.forward(ids[-7:]).copy()  # logits are read before the next call, or copied
     b.rewind(7)
     assert b.ids == ids[:-7]
     np.testing.assert_array_equal(b.forward(ids[-7:]), fresh)
     b.rewind(3)
-    three = b.forward(ids[-3:])
+    three = b.forward(ids[-3:]).copy()
     b.rewind(3)
     np.testing.assert_array_equal(b.forward(ids[-3:]), three)
     assert (three.argmax(-1) == fresh[-3:].argmax(-1)).all()
     b.reset()
-    last = b.sync(ids)
+    last = b.sync(ids).copy()
     assert b.prefilled == len(ids)
     b.sync(ids[:-3] + [5, 6, 7])  # a shared prefix is kept, only the new tail is fed
     assert b.prefilled == 3
-    np.testing.assert_array_equal(b.sync(ids), b.sync(ids))
+    np.testing.assert_array_equal(b.sync(ids).copy(), b.sync(ids))
     assert b.prefilled == 1
     assert int(b.sync(ids).argmax()) == int(last.argmax())
 
@@ -121,7 +123,7 @@ def test_forward_can_return_only_some_rows(backends):
     b = backends["target"]
     ids = b.tokenizer.encode(POLISH[0])
     b.reset()
-    full = b.forward(ids)
+    full = b.forward(ids).copy()
     b.reset()
     rows = b.forward(ids, rows=[len(ids) - 2, len(ids) - 1])
     np.testing.assert_allclose(rows, full[-2:], rtol=1e-4, atol=1e-4)
@@ -133,10 +135,10 @@ def test_select_keeps_one_prefix_cache_per_document(backends):
     a_ids = b.tokenizer.encode(POLISH[0] * 4)
     c_ids = b.tokenizer.encode(POLISH[1] * 4)
     b.select("file:///a.txt")
-    a_logits = b.sync(a_ids)
+    a_logits = b.sync(a_ids).copy()
     b.select("file:///c.txt")
     assert b.ids == []
-    c_logits = b.sync(c_ids)
+    c_logits = b.sync(c_ids).copy()
     b.select("file:///a.txt")
     assert b.ids == a_ids
     np.testing.assert_allclose(b.sync(a_ids), a_logits, rtol=1e-4, atol=1e-4)
@@ -164,7 +166,7 @@ def test_sync_stops_between_chunks_and_stays_consistent(backends):
     with pytest.raises(Stopped):
         b.sync(ids, should_stop=lambda: calls.append(1) or len(calls) > 1)
     assert b.ids == ids[: len(b.ids)] and 0 < len(b.ids) < len(ids)
-    resumed = b.sync(ids)  # the prefix that was fed is reused, and exact
+    resumed = b.sync(ids).copy()  # the prefix that was fed is reused, and exact
     assert b.prefilled < len(ids)
     b.reset()
     np.testing.assert_allclose(resumed, b.sync(ids), rtol=1e-4, atol=1e-4)
@@ -222,27 +224,44 @@ def test_sampling_with_a_drafter_is_reproducible(target_engine, backends):
     assert a == b
 
 
-def test_embedded_pair_on_llama_cpp_drafts_on_request_and_auto_stays_plain():
-    """Gemma-3-270M Q4_K_M (as shipped) verifies SmolLM2 drafts across tokenizers and lookups.
+LONG = (
+    "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym wszystkich obywateli.\n"
+    "Art. 2. Rzeczpospolita Polska jest demokratycznym państwem prawnym.\n"
+) * 14 + "Lista:\n1. jeden\n2. dwa\n3."
 
-    On these short prompts the drafts change nothing; `auto` decodes plain all the same, since
-    llama.cpp's batches are not bit-identical in general (see the next test).
+
+@pytest.mark.parametrize("k", [1, 4, 9, 16])
+def test_embedded_pair_on_llama_cpp_speculates_exactly(k):
+    """Gemma-3-270M Q4_K_M as shipped, past 600 positions: every drafter's output is plain's.
+
+    Lookup, SmolLM2 across tokenizers, the cascade and auto, verified by the exact kernels.
     """
-    pipe = Pipeline.load(Settings(backend="llamacpp", drafter="model"), progress=False)
-    assert pipe.engine.runner.name == "llamacpp" and not pipe.exact
+    pipe = llama_pair()
+    assert pipe.engine.runner.name == "llamacpp" and pipe.exact, pipe.exactness.describe()
     assert isinstance(pipe.drafters["model"], CrossDrafter)
-    for text in (POLISH[2] + "\nArt. 2.", "Lista:\n1. jeden\n2. dwa\n3."):
-        plain = list(pipe.continue_text(text, max_tokens=24, policy=FixedPolicy(None, 0)))
+    for text in (POLISH[2] + "\nArt. 2.", LONG):
+        assert len(pipe.engine.encode(text)) > 600 or text != LONG
+        plain = list(pipe.continue_text(text, max_tokens=32, policy=FixedPolicy(None, 0)))
         want = [i for c in plain for i in c.ids]
-        for name in ("lookup", "model"):
-            policy = pipe.policy(name, 4)
-            assert "output may differ from plain" in policy.choice.reason
-            spec = pipe.continue_text(text, max_tokens=24, policy=policy)
-            assert [i for c in spec for i in c.ids] == want
-        auto = pipe.policy("auto", text=text)
-        assert auto.choice.drafter is None and "not bit-identical" in auto.choice.reason
-    lean = Pipeline.load(Settings(backend="llamacpp", drafter="auto"), progress=False)
-    assert lean.drafter_model is None  # auto never drafts here: no drafter model in memory
+        for name in ("lookup", "model", "cascade", "auto"):
+            policy = pipe.policy(name, k, text=text)
+            spec = list(pipe.continue_text(text, max_tokens=32, policy=policy))
+            assert [i for c in spec for i in c.ids] == want, (name, k)
+            assert "may differ" not in " ".join(spec[-1].stats.reasons)
+
+
+@functools.cache
+def llama_pair() -> Pipeline:
+    return Pipeline.load(Settings(backend="llamacpp", drafter="model", k=16), progress=False)
+
+
+def test_without_exact_auto_speculates_and_says_output_may_differ():
+    settings = Settings(backend="llamacpp", drafter="lookup", exact=False)
+    pipe = Pipeline(settings, llama_pair().target)
+    assert pipe.draft_limit is None
+    assert "exact off" in pipe.policy("lookup", 4).choice.reason
+    auto = pipe.policy("auto", text=LONG)
+    assert isinstance(auto, AutoPolicy) and "exact off" in auto.note
 
 
 def test_llama_cpp_batches_are_not_bit_identical():

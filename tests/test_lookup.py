@@ -40,3 +40,14 @@ def test_diverged_context_rebuilds_index():
     d = LookupDrafter()
     d.propose(Context([1, 2, 3, 1, 2], "", b""), 4, Sampling(), Keys(None))
     assert d.propose(Context([9, 8, 9], "", b""), 4, Sampling(), Keys(None)).ids == [8, 9]
+
+
+def test_a_long_copy_is_measured_whole_and_drafted_long():
+    """The index holds n-grams up to max_ngram; a longer repeat is followed back to its start."""
+    paragraph = list(range(100, 140))  # 40 tokens
+    ids = [1, 2, *paragraph, 3, *paragraph[:30]]
+    d = LookupDrafter(max_ngram=8)
+    n, end = d.match(ids)
+    assert (n, end) == (30, 31)  # 30 tokens repeat, not just the 8 the index holds
+    draft = d.propose(Context(ids, "", b""), 32, Sampling(), Keys(None)).ids
+    assert draft == [*paragraph[30:], 3, *paragraph[:22]][:32]

@@ -23,7 +23,6 @@ WIDTH = 8
 
 class TinyBackend:
     name = "tiny"
-    exact_batches = True
     context_length = 4096
 
     def __init__(self, seed: int):

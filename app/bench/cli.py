@@ -16,7 +16,7 @@ from decoder.config import Settings
 from decoder.drafting.drafter import TRANSLATIONS
 from decoder.schema import ConfigError
 
-SUITES = ("engines", "cross-tokenizer")
+SUITES = ("engines", "cross-tokenizer", "costs")
 
 
 def add_parser(sub: Any) -> None:
@@ -29,9 +29,10 @@ def add_parser(sub: Any) -> None:
     )
     _add_grid(bench)
     _add_typing(bench)
-    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer}")
+    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer,costs}")
     _add_engines(suites)
     _add_cross(suites)
+    _add_costs(suites)
 
 
 def _add_grid(bench: argparse.ArgumentParser) -> None:
@@ -90,6 +91,21 @@ def _add_cross(suites: Any) -> None:
     p.add_argument("--from-json", help="print the table of saved records (no models)")
 
 
+def _add_costs(suites: Any) -> None:
+    from app.bench.shapes import CACHE
+
+    p = suites.add_parser(
+        "costs",
+        allow_abbrev=False,
+        help="Bielik-11B-shaped GGUFs (several GB): cost curves here, predicted speedups",
+    )
+    p.add_argument("--quant", choices=("q4_k_m", "q4_0"), default="q4_k_m")
+    p.add_argument("--dir", default=str(CACHE), help=f"where the GGUFs go (default: {CACHE})")
+    p.add_argument("--per-class", type=int, default=2, help="excerpts per type for the cycles")
+    p.add_argument("--tokens", type=int, default=48, help="tokens per run for the cycles")
+    p.add_argument("--out", default=".", help="folder for costs.md and costs.json (default: here)")
+
+
 def _add_typing(bench: argparse.ArgumentParser) -> None:
     typing = bench.add_argument_group(
         "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
@@ -127,6 +143,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import cross
 
         print(cross.run(settings, args))
+    elif args.suite == "costs":
+        from app.bench import costs
+
+        print(costs.run(settings, args))
     elif args.typing or args.minutes:
         print(run_typing(args, argv))
     else:

@@ -3,7 +3,9 @@
 The engine loop, every drafter, the translator and the policy talk to a model only through
 this protocol, so MLX (decoder/backends/mlx.py) and llama.cpp (decoder/backends/llamacpp.py)
 are interchangeable, and the decoding core never imports an inference library. Logits are
-float32 numpy arrays, one row per fed position.
+float32 numpy arrays, one row per fed position. Whether a pass over n tokens gives, bit for
+bit, the logits of n one-token passes (and so speculation equals plain greedy decoding) is not
+declared here: it is measured on the model in use (decoder/backends/exactness.py).
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ class Backend(Protocol):
     vocab_size: int  # width of a logits row (may exceed len(table): padded vocabularies)
     context_length: int
     tokenizer: object  # `encode(text)` with the model's own BOS
-    # A pass over n tokens gives, bit for bit, the logits of n one-token passes. Speculation
-    # equals plain greedy decoding only then; without it `auto` keeps plain decoding.
-    exact_batches: bool
 
     def forward(self, ids: list[int]) -> np.ndarray:
-        """Feed `ids` after the cache; logits (len(ids), vocab_size)."""
+        """Feed `ids` after the cache; logits (len(ids), vocab_size).
+
+        Read them before the next call on this backend: the array may be a view of the
+        library's own buffer, which that call reuses (copy what must be kept).
+        """
         ...
 
     def prefill_chunk(self, ids: list[int]) -> None:

@@ -50,6 +50,7 @@ def gpu_offload() -> bool:
 
 
 _initialised = False
+_tiled_at_first_decode: bool | None = None  # llama.cpp's tiled switch, fixed by the first decode
 
 
 def _init() -> None:
@@ -58,6 +59,28 @@ def _init() -> None:
         lib.llama_log_set(_silent, ctypes.c_void_p())
         lib.llama_backend_init()
         _initialised = True
+
+
+def _untiled_if_first() -> None:
+    """Turn the tiled matmul off for this process, if no decode has read its switch yet.
+
+    A switch the user set is kept. Other models in the process then run untiled too (slower
+    prefill, same results).
+    """
+    if _tiled_at_first_decode is None and compat.TILED_ENV not in os.environ:
+        os.environ[compat.TILED_ENV] = "0"
+
+
+def _note_decode() -> None:
+    """Record the tiled switch as the process's first decode reads it."""
+    global _tiled_at_first_decode
+    if _tiled_at_first_decode is None:
+        _tiled_at_first_decode = compat.tiled_enabled()
+
+
+def _tiled_state() -> bool:
+    """Whether the tiled matmul is (or, before the first decode, will be) on in this process."""
+    return compat.tiled_enabled() if _tiled_at_first_decode is None else _tiled_at_first_decode
 
 
 @lib.llama_log_callback
@@ -121,15 +144,20 @@ class LlamaTokenizer:
 
 
 class LlamaCppBackend:
-    """One GGUF model and one context; the cache holds exactly `ids`."""
+    """One GGUF model and one context; the cache holds exactly `ids`.
+
+    `exact` (the default) chooses batch-invariant numerics, so that a verification pass gives
+    the logits of one-token passes bit for bit: no weight repacking (a gemm from 4 rows), no
+    flash attention (a split-KV kernel for one token past 512 cached positions), and llama.cpp's
+    tiled K-quant matmul (from 8 rows) off. That switch is an environment variable llama.cpp reads
+    once per process, at its first matmul, so an exact model turns it off only if it comes first;
+    otherwise its passes stay exact up to `max_exact_width` tokens. A libllama built with
+    tinyBLAS (GGML_LLAMAFILE) is never exact: install.sh builds without it. `exact=False` keeps
+    llama.cpp's fastest kernels. Whether the passes are exact is measured at load
+    (decoder/backends/exactness.py), not declared.
+    """
 
     name = "llamacpp"
-    # llama.cpp's CPU kernels change with the batch size (checked on 0.3.36, Gemma-3 and SmolLM2
-    # GGUFs): flash attention decodes one token over >= 512 cached positions with a split-KV
-    # kernel and batches with another; without it, tinyBLAS multiplies batches of >= 2 and
-    # vec_dot single tokens; repacked Q4_K weights take a gemm at >= 4 rows. Every row of a
-    # verification pass then differs from one-token decoding, by up to 2 logits.
-    exact_batches = False
 
     def __init__(
         self,
@@ -139,20 +167,42 @@ class LlamaCppBackend:
         gpu_layers: int | None = None,
         context: int = DEFAULT_CONTEXT,
         prefix_cache_mb: float = 512,
+        exact: bool = True,
+        flash_attention: bool | None = None,
     ):
         _init()
         self.path = str(path)
+        self.exact = exact
+        self.flash_attention = (
+            (False if exact else None) if flash_attention is None else flash_attention
+        )
         self.threads = threads or physical_cores()
         self.gpu_layers = (-1 if gpu_offload() else 0) if gpu_layers is None else gpu_layers
-        mparams = lib.llama_model_default_params()
-        mparams.n_gpu_layers = self.gpu_layers
-        self.model = lib.llama_model_load_from_file(self.path.encode("utf-8"), mparams)
-        if not self.model:
-            raise LlamaCppError(f"llama.cpp cannot load {self.path} (not a GGUF it supports?)")
+        if exact:
+            _untiled_if_first()
+        self.model = self._load_model()
         self._vocab = lib.llama_model_get_vocab(self.model)
         self.tokenizer = LlamaTokenizer(self._vocab)
         train = lib.llama_model_n_ctx_train(self.model)
         self.context_length = min(context, train) if train > 0 else context
+        self.ctx = self._make_context()
+        self.vocab_size = lib.llama_vocab_n_tokens(self._vocab)
+        self.batch = lib.llama_batch_init(PREFILL_CHUNK, 0, 1)
+        self.ids: list[int] = []
+        self.prefilled = 0
+        self.caches = PrefixCaches(prefix_cache_mb)
+
+    def _load_model(self):
+        mparams = lib.llama_model_default_params()
+        mparams.n_gpu_layers = self.gpu_layers
+        if self.exact:
+            compat.exact_model_params(mparams)
+        model = lib.llama_model_load_from_file(self.path.encode("utf-8"), mparams)
+        if not model:
+            raise LlamaCppError(f"llama.cpp cannot load {self.path} (not a GGUF it supports?)")
+        return model
+
+    def _make_context(self):
         cparams = lib.llama_context_default_params()
         cparams.n_ctx = self.context_length
         cparams.n_batch = cparams.n_ubatch = PREFILL_CHUNK
@@ -160,15 +210,19 @@ class LlamaCppBackend:
         cparams.n_threads = cparams.n_threads_batch = self.threads
         cparams.swa_full = True  # sliding-window layers keep every position, so rewinds are exact
         cparams.no_perf = True
-        self.ctx = lib.llama_init_from_model(self.model, cparams)
-        if not self.ctx:
+        compat.flash_attention(cparams, self.flash_attention)
+        ctx = lib.llama_init_from_model(self.model, cparams)
+        if not ctx:
             lib.llama_model_free(self.model)
             raise LlamaCppError(f"llama.cpp cannot make a {self.context_length}-token context")
-        self.vocab_size = lib.llama_vocab_n_tokens(self._vocab)
-        self.batch = lib.llama_batch_init(PREFILL_CHUNK, 0, 1)
-        self.ids: list[int] = []
-        self.prefilled = 0
-        self.caches = PrefixCaches(prefix_cache_mb)
+        return ctx
+
+    @property
+    def max_exact_width(self) -> int | None:
+        """The widest pass expected to match one-token passes (None: any); measure to be sure."""
+        if not self.exact or self.flash_attention or compat.llamafile_compiled():
+            return 1
+        return compat.TILED_MIN_ROWS - 1 if _tiled_state() else None
 
     @property
     def table(self) -> tuple[bytes, ...]:
@@ -190,6 +244,7 @@ class LlamaCppBackend:
             b.seq_id[i][0] = 0
             b.logits[i] = i in want
         b.n_tokens = len(ids)
+        _note_decode()
         code = lib.llama_decode(self.ctx, b)
         if code != 0:
             compat.seq_rm(self.ctx, 0, base, -1)
@@ -197,8 +252,14 @@ class LlamaCppBackend:
         self.ids.extend(ids)
 
     def _logits(self, n: int) -> np.ndarray:
+        """llama.cpp's own logits buffer, read-only and uncopied (a 262k-entry row is 1 MB).
+
+        It is valid until the next decode on this context (see Backend.forward).
+        """
         ptr = lib.llama_get_logits(self.ctx)
-        return np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size)).copy()
+        view = np.ctypeslib.as_array(ptr, shape=(n, self.vocab_size))
+        view.setflags(write=False)
+        return view
 
     def forward(self, ids: list[int], rows: list[int] | None = None) -> np.ndarray:
         """Feed `ids`; logits (len(ids), vocab), or only the rows asked for, in order."""
@@ -266,9 +327,20 @@ class LlamaCppBackend:
             "gpu_layers": self.gpu_layers,
             "model": self.path,
             "context": self.context_length,
+            "exact": self.exact,
+            "numerics": self.numerics(),
             "llama_cpp_python": lib.__version__,
             "platform": platform.machine(),
         }
+
+    def numerics(self) -> str:
+        """The kernel choices that decide batch invariance, in one line."""
+        flash = {None: "auto", True: "on", False: "off"}[self.flash_attention]
+        return (
+            f"tinyBLAS {'compiled in' if compat.llamafile_compiled() else 'off'}, "
+            f"repacking {'off' if self.exact else 'on'}, flash attention {flash}, "
+            f"tiled matmul {'on' if _tiled_state() else 'off'}"
+        )
 
     def __del__(self) -> None:
         if getattr(self, "batch", None) is not None:
@@ -288,6 +360,7 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
             threads=settings.threads,
             gpu_layers=settings.gpu_layers,
             prefix_cache_mb=settings.prefix_cache_mb,
+            exact=settings.exact,
         )
     except LlamaCppError as error:
         raise ModelLoadError(f"{spec}: {error}") from None

@@ -63,7 +63,6 @@ class MLXBackend:
     """An mlx-lm model behind the Backend protocol; logits come back as numpy float32."""
 
     name = "mlx"
-    exact_batches = True
 
     def __init__(self, model, tokenizer=None, *, prefix_cache_mb: float = 512, path: str = ""):
         self.model = model

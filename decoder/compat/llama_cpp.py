@@ -7,6 +7,9 @@ context rather than on its memory.
 
 from __future__ import annotations
 
+import os
+import re
+
 import llama_cpp as lib
 
 VERSION_CHECKED = "0.3.36"
@@ -34,3 +37,45 @@ def build() -> str:
         if f"{name} :" in info or f"{name} =" in info or f"{name}:" in info.replace(" ", ""):
             return {"METAL": "Metal", "VULKAN": "Vulkan"}.get(name, name)
     return "CPU"
+
+
+# Batch-invariant numerics on the CPU (checked against the llama.cpp vendored in 0.3.36):
+# - weight repacking (llama_model_params.use_extra_bufts) runs a gemm at >= 4 rows and a gemv
+#   below (ggml-cpu/repack.cpp, forward_mul_mat_one_chunk);
+# - flash attention (llama_context_params.flash_attn_type) decodes one token with a split-KV
+#   kernel once the attended cache (padded to 256) reaches 512 positions, and batches with
+#   another (ggml-cpu/ops.cpp, ggml_compute_forward_flash_attn_ext_f16);
+# - the tiled K-quant matmul (ggml-cpu/tiled/tiled.cpp) takes batches of >= 8 rows; its switch,
+#   the environment variable below, is read once per process, at the first matmul;
+# - tinyBLAS (a build option, GGML_LLAMAFILE) multiplies batches of >= 2 rows.
+TILED_ENV = "GGML_CPU_TILED_MM"
+TILED_MIN_ROWS = 8
+
+
+def tiled_enabled() -> bool:
+    """The tiled switch as llama.cpp reads it: on unless the variable's leading integer is 0."""
+    value = os.environ.get(TILED_ENV)
+    if value is None:
+        return True
+    digits = re.match(r"\s*[+-]?\d+", value)
+    return bool(digits and int(digits.group()) != 0)
+
+
+def exact_model_params(mparams) -> None:
+    """No weight repacking: one-token and batched passes then share the vec_dot kernels."""
+    mparams.use_extra_bufts = False
+
+
+def flash_attention(cparams, enabled: bool | None) -> None:
+    """Flash attention on, off, or llama.cpp's choice (None)."""
+    cparams.flash_attn_type = {
+        None: lib.LLAMA_FLASH_ATTN_TYPE_AUTO,
+        True: lib.LLAMA_FLASH_ATTN_TYPE_ENABLED,
+        False: lib.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+    }[enabled]
+
+
+def llamafile_compiled() -> bool:
+    """Whether this libllama has tinyBLAS (GGML_LLAMAFILE): its batches are never bit-identical."""
+    info = lib.llama_print_system_info().decode("utf-8", "replace").upper().replace(" ", "")
+    return "LLAMAFILE=1" in info

@@ -13,12 +13,14 @@ from decoder.drafting.drafter import NO_DRAFT, Context, Draft
 from decoder.pricing import Market, Offer, best_k, bucket
 from decoder.sampling import Keys, Sampling
 
+MAX_MATCH = 256  # a match is measured back this far (its length prices and sizes the draft)
+
 
 class LookupDrafter:
     name = "lookup"
 
     def __init__(self, max_ngram: int = 8, min_ngram: int = 1, tokens_per_match: int = 2):
-        self.max_ngram = max_ngram
+        self.max_ngram = max_ngram  # the index's longest n-gram; a match then extends back
         self.min_ngram = min_ngram
         self.tokens_per_match = tokens_per_match  # draft length allowed per matched token
         self.ids: list[int] = []
@@ -36,7 +38,12 @@ class LookupDrafter:
         self.ids = list(ids)
 
     def match(self, ids: list[int]) -> tuple[int, int]:
-        """(length of the longest earlier match of the context's suffix, where it ended)."""
+        """(length of the longest earlier match of the context's suffix, where it ended).
+
+        The index finds the most recent earlier occurrence of the longest suffix up to
+        max_ngram tokens; a full-length hit is then followed back token by token, so a copy of a
+        whole paragraph counts as long as it is (up to MAX_MATCH).
+        """
         self._sync(ids)
         last = len(ids) - 1
         for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
@@ -45,8 +52,16 @@ class LookupDrafter:
                 continue
             end = hit[0] if hit[1] == last else hit[1]
             if end >= 0:
-                return n, end
+                return self._extend(ids, n, end), end
         return 0, -1
+
+    @staticmethod
+    def _extend(ids: list[int], n: int, end: int) -> int:
+        """The match of `n` tokens ending at `end`, followed back while the tokens agree."""
+        last = len(ids) - 1
+        while n < MAX_MATCH and end - n >= 0 and ids[end - n] == ids[last - n]:
+            n += 1
+        return n
 
     def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
         n, end = self.match(ctx.ids)

@@ -6,7 +6,7 @@ return {
   target = vim.NIL, -- target model: a Hugging Face repo id, an MLX/HF directory, a .gguf file or embedded:NAME, or an inference server's URL (http://HOST:PORT/v1)
   drafter_model = vim.NIL, -- drafter model for the model and cascade drafters: a Hugging Face repo id, an MLX/HF directory, a .gguf file or embedded:NAME
   drafter = 'auto', -- which drafter proposes tokens: auto lets the policy choose per cycle, none decodes plain, the others are fixed (auto | none | lookup | model | cascade)
-  k = 8, -- draft length in target tokens (the upper bound for auto)
+  k = 16, -- draft length in target tokens (the upper bound for auto, which drafts long only where the text is being copied)
   temperature = 0.0, -- sampling temperature; 0 is greedy
   top_p = 1.0, -- nucleus sampling threshold
   seed = vim.NIL, -- random seed for sampling (unset: random)
@@ -18,6 +18,7 @@ return {
   read_timeout_s = 60.0, -- longest silence from an inference server mid-request, in seconds
   tls_verify = true, -- verify an https inference server's certificate
   backend = 'auto', -- inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows (auto | mlx | llamacpp)
+  exact = true, -- speculative output equals plain greedy output bit for bit: kernels chosen for it and measured at load (false: the fastest kernels, drafts verified as llama-server does)
   drafter_backend = vim.NIL, -- the drafter model's engine (unset: the same as backend) (auto | mlx | llamacpp)
   threads = vim.NIL, -- llama.cpp CPU threads (unset: the physical cores)
   gpu_layers = vim.NIL, -- llama.cpp layers offloaded to the GPU (unset: all when the build has a GPU)

@@ -1,0 +1,104 @@
+"""Whether a backend's batched passes give, bit for bit, the logits of one-token passes.
+
+Speculative decoding equals plain greedy decoding only if verifying n tokens in one pass gives
+the logits that n one-token passes would. Whether it does depends on the kernels a build and a
+configuration select (llama.cpp's CPU kernels switch with the batch size, Metal's quantized
+matmuls may too), so it is measured on the model in use, at load, not declared per backend.
+
+The check feeds the same k+1 ids once token by token and once in a pass of each width n, after
+at least 600 cached positions (llama.cpp switches attention kernels past 512), and compares the
+logits exactly. It needs only the Backend protocol (sync, forward, rewind).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from decoder.backends.base import Backend
+
+MIN_POSITIONS = 600  # cached positions before the checked passes
+DEFAULT_DRAFT = 8  # k: verification passes are k+1 wide
+
+
+@dataclass(frozen=True)
+class Exactness:
+    """What the self-check found: identical logits up to `exact_width` tokens per pass."""
+
+    exact: bool  # every checked width gave identical logits
+    max_diff: float  # largest |batched - one-token| logit difference found
+    widths: tuple[int, ...]  # pass widths compared against one-token passes
+    exact_width: int  # every width up to this one was identical (1: none was)
+    positions: int  # cached positions before the checked passes
+    seconds: float  # time of the comparison passes (the prefill excluded)
+    prefill_seconds: float  # time spent filling the cache to `positions`
+
+    def describe(self) -> str:
+        widths = f"{self.widths[0]}-{self.widths[-1]}" if self.widths else "none"
+        if self.exact:
+            verdict = "exact: yes (batched logits bit-identical to one-token logits)"
+        elif self.exact_width > 1:
+            verdict = f"exact: only up to {self.exact_width} tokens per pass"
+        else:
+            verdict = "exact: no"
+        return (
+            f"{verdict}; max |diff| {self.max_diff:.3g} over widths {widths} "
+            f"after {self.positions} positions ({self.seconds:.2f} s)"
+        )
+
+
+def probe_ids(backend: Backend, n: int, seed: int = 0) -> list[int]:
+    """`n` pseudo-random ids of ordinary tokens: any text will do, the kernels see only shapes."""
+    table = backend.table
+    special = backend.eos_ids | getattr(backend.tokenizer, "special_ids", frozenset())
+    ordinary = np.array([i for i, piece in enumerate(table) if piece and i not in special])
+    return np.random.default_rng(seed).choice(ordinary, size=n).tolist()
+
+
+def check(
+    backend: Backend,
+    k: int = DEFAULT_DRAFT,
+    ids: list[int] | None = None,
+    positions: int = MIN_POSITIONS,
+) -> Exactness:
+    """Compare passes of 2..k+1 tokens with one-token passes after `positions` cached ids.
+
+    `ids` (at least positions + k + 1 of them) lets a caller share the prefill with its own
+    probe; the cache is left holding ids[:positions + 1].
+    """
+    width = k + 1
+    ids = ids if ids is not None else probe_ids(backend, positions + width)
+    if len(ids) < positions + width:
+        raise ValueError(f"the check needs {positions + width} ids, got {len(ids)}")
+    start = time.perf_counter()
+    backend.sync(ids[: positions + 1])
+    backend.rewind(1)
+    prefill = time.perf_counter() - start
+    start = time.perf_counter()
+    fed = ids[positions : positions + width]
+    one = np.stack([backend.forward([token])[0] for token in fed])
+    backend.rewind(width)
+    widths = tuple(range(2, width + 1))
+    diffs = []
+    for n in widths:
+        batch = backend.forward(fed[:n])
+        backend.rewind(n)
+        diffs.append(float(np.abs(batch - one[:n]).max()))
+    backend.forward(fed[:1])
+    seconds = time.perf_counter() - start
+    exact_width = 1
+    for n, diff in zip(widths, diffs, strict=True):
+        if diff != 0.0:
+            break
+        exact_width = n
+    return Exactness(
+        exact=exact_width == width,
+        max_diff=max(diffs, default=0.0),
+        widths=widths,
+        exact_width=exact_width,
+        positions=positions,
+        seconds=seconds,
+        prefill_seconds=prefill,
+    )
