@@ -16,7 +16,7 @@ from decoder.generation import Chunk
 from decoder.sampling import GREEDY, Keys, Sampling, choose
 from decoder.stats import Clock, Cycle, RunStats
 from decoder.verifier import accept
-from decoder.vocab import TextStream
+from decoder.vocab import Beginnings, TextStream
 
 
 class PromptTooLong(ValueError):
@@ -59,6 +59,7 @@ class Run:
     prompt_text: str
     max_tokens: int
     sampling: Sampling
+    first_bytes: bytes = b""  # the first token must begin with these (token healing)
     text: bytearray = field(default_factory=bytearray)  # what the generated ids spell
     stats: RunStats = field(init=False)
     keys: Keys = field(init=False)
@@ -91,6 +92,7 @@ class Engine:
         self.table = backend.table
         self.eos = backend.eos_ids
         self.context_length = backend.context_length
+        self.beginnings = Beginnings(self.table)
 
     def encode(self, text: str) -> list[int]:
         """The prompt as the target sees it: its own BOS (if it uses one) and its tokens."""
@@ -105,13 +107,18 @@ class Engine:
         sampling: Sampling = GREEDY,
         prompt_text: str = "",
         should_stop: Callable[[], bool] | None = None,
+        first_bytes: bytes = b"",
     ) -> Iterator[Chunk]:
-        """Continue `prompt_ids` by up to `max_tokens` tokens, one Chunk per cycle."""
+        """Continue `prompt_ids` by up to `max_tokens` tokens, one Chunk per cycle.
+
+        `first_bytes`: the first token is chosen among those that begin with these bytes (a
+        space the prompt left out), the same way whatever the policy, so speculation stays exact.
+        """
         if len(prompt_ids) >= self.context_length:
             raise PromptTooLong(
                 f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}"
             )
-        run = Run(list(prompt_ids), len(prompt_ids), prompt_text, max_tokens, sampling)
+        run = Run(list(prompt_ids), len(prompt_ids), prompt_text, max_tokens, sampling, first_bytes)
         stream = TextStream(self.table)
         try:
             first = self._prefill(run, should_stop)
@@ -128,7 +135,7 @@ class Engine:
 
     def _prefill(self, run: Run, should_stop: Callable[[], bool] | None) -> list[int]:
         """Feed the prompt (what the cache lacks of it) and choose the first token."""
-        logits = self.runner.sync(run.ids, should_stop)
+        logits = self.beginnings.restrict(run.first_bytes, self.runner.sync(run.ids, should_stop))
         y = int(choose(logits[None], run.sampling, run.keys.next())[0])
         run.stats.prefilled_tokens, run.stats.prefill_seconds = (
             self.runner.prefilled,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from decoder.config import Settings
+from decoder.sampling import Sampling
 from decoder.stats import RunStats
 
 
@@ -68,8 +69,14 @@ class Generator(Protocol):
         max_tokens: int | None = None,
         policy: Any = None,
         should_stop: Callable[[], bool] | None = None,
+        sampling: Sampling | None = None,
+        first_bytes: bytes = b"",
     ) -> Iterator[Chunk]:
-        """Continue `text`; closing the iterator or `should_stop()` ends it between steps."""
+        """Continue `text`; closing the iterator or `should_stop()` ends it between steps.
+
+        `sampling` overrides the settings' for this run; `first_bytes` asks for a first token
+        that begins with these bytes (token healing), where the engine can constrain it.
+        """
         ...
 
     def select(self, key: str | None) -> None:

@@ -209,15 +209,18 @@ class Pipeline:
         max_tokens: int | None = None,
         policy: Policy | None = None,
         should_stop: Callable[[], bool] | None = None,
+        sampling: Sampling | None = None,
+        first_bytes: bytes = b"",
     ) -> Iterator[Chunk]:
         """Continue `text` with the target; the one entry point every front end uses."""
         return self.engine.generate(
             self.engine.encode(text),
             max_tokens=max_tokens or self.settings.max_tokens,
             policy=policy or self.policy(text=text),
-            sampling=self.sampling(),
+            sampling=sampling or self.sampling(),
             prompt_text=text,
             should_stop=should_stop,
+            first_bytes=first_bytes,
         )
 
 

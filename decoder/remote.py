@@ -32,6 +32,7 @@ import httpx
 
 from decoder.config import ConfigError, Settings, is_remote
 from decoder.generation import Chunk
+from decoder.sampling import Sampling
 from decoder.stats import Cycle, RunStats
 
 __all__ = ["RemoteEngine", "ServerError", "ServerRefused", "ServerUnavailable", "is_remote"]
@@ -316,12 +317,16 @@ class RemoteEngine:
         max_tokens: int | None = None,
         policy: ServerSpeculation | None = None,
         should_stop: Callable[[], bool] | None = None,
+        sampling: Sampling | None = None,
+        first_bytes: bytes = b"",
     ) -> Iterator[Chunk]:
         """Stream a continuation of `text` from the server, one Chunk per server event.
 
         Raises ServerUnavailable when the server is down or goes away mid-stream, ServerRefused
         when it refuses the request. Closing the iterator, or `should_stop()` turning true,
-        closes the stream at once.
+        closes the stream at once. `sampling` overrides the settings' for this request;
+        `first_bytes` is not applied (these APIs cannot constrain the first token; callers check
+        what comes back).
         """
         if self._closed:
             raise ServerUnavailable(f"{self._where()}: the connection was closed")
@@ -329,15 +334,18 @@ class RemoteEngine:
             raise ServerUnavailable(
                 f"{self.health.message} (next try in {self.health.wait_s():.0f}s)"
             )
-        policy = policy or self.policy()
-        request = self._request(text, max_tokens or self.settings.max_tokens, policy)
+        policy, s = policy or self.policy(), self.settings
+        sampling = sampling or Sampling(s.temperature, s.top_p, s.seed)
+        request = self._request(text, max_tokens or s.max_tokens, policy, sampling)
         return self._stream(request, policy, should_stop or (lambda: False))
 
-    def _request(self, text: str, max_tokens: int, policy: ServerSpeculation) -> _Request:
+    def _request(
+        self, text: str, max_tokens: int, policy: ServerSpeculation, how: Sampling
+    ) -> _Request:
         s = self.settings
-        sampling = {"temperature": s.temperature, "top_p": s.top_p}
-        if s.seed is not None:
-            sampling["seed"] = s.seed
+        sampling = {"temperature": how.temperature, "top_p": how.top_p}
+        if how.seed is not None:
+            sampling["seed"] = how.seed
         if self.info.kind == "llama-server":
             body = {
                 "prompt": text,
@@ -347,7 +355,7 @@ class RemoteEngine:
                 "return_tokens": True,
                 **sampling,
             }
-            if s.temperature == 0:
+            if how.greedy:
                 body["top_k"] = 1  # greedy, whatever the server's default samplers are
             if policy.off and self.info.per_request_speculation:
                 body.update({"speculative.n_max": 0, "speculative.n_min": 0})

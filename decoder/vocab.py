@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import codecs
 import json
+from bisect import bisect_left
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cached_property, lru_cache
+
+import numpy as np
 
 from decoder.compat.mlx_lm import hf_tokenizer
 from decoder.compat.transformers import bytes_to_unicode
@@ -71,6 +74,45 @@ def special_ids(tokenizer) -> frozenset[int]:
 
 def ids_to_bytes(table: tuple[bytes, ...], ids: Iterable[int]) -> bytes:
     return b"".join(table[i] for i in ids)
+
+
+class Beginnings:
+    """The ids whose bytes begin with given bytes, for a token that must continue known text.
+
+    Token healing: a first token constrained to those that begin with a space the prompt left
+    out, or a drafter's token redrawn to begin with a cut token's bytes.
+    """
+
+    def __init__(self, table: tuple[bytes, ...], special: frozenset[int] = frozenset()):
+        self.table, self.special = table, special
+        self.ids = lru_cache(maxsize=4096)(self._ids)
+
+    @cached_property
+    def _sorted(self) -> tuple[list[bytes], np.ndarray]:
+        """Every token's bytes in order, and their ids: those beginning with a head are a slice."""
+        order = sorted(range(len(self.table)), key=self.table.__getitem__)
+        return [self.table[i] for i in order], np.array(order, dtype=int)
+
+    def _ids(self, head: bytes) -> np.ndarray:
+        """The ids (special ones excepted) whose bytes begin with `head` (not empty)."""
+        pieces, ids = self._sorted
+        start, stop = bisect_left(pieces, head), len(pieces)
+        if last := head.rstrip(b"\xff"):  # the first bytes after every piece beginning with head
+            stop = bisect_left(pieces, last[:-1] + bytes([last[-1] + 1]))
+        found = ids[start:stop]
+        return found[~np.isin(found, list(self.special))] if self.special else found
+
+    def restrict(self, head: bytes, logits: np.ndarray) -> np.ndarray:
+        """`logits` with every token that does not begin with `head` ruled out (-inf).
+
+        Unchanged when `head` is empty or no token begins with it.
+        """
+        allowed = self.ids(head) if head else ()
+        if not len(allowed):
+            return logits
+        out = np.full_like(logits, -np.inf)
+        out[..., allowed] = logits[..., allowed]
+        return out
 
 
 class TextStream:

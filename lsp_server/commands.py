@@ -16,10 +16,10 @@ import cattrs
 from lsprotocol import converters, types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from .background import cancel_prepared
 from .completion import build_prompt
 from .continuing import Continuation
 from .documents import MODES
-from .inline import cancel_prepared
 from .language_server import BielikServer
 from .settings import camel, snake
 from .status import memory_mb, peak_memory_mb
@@ -151,8 +151,10 @@ async def reload(ls: BielikServer, args: tuple) -> dict:
 def accepted(ls: BielikServer, args: tuple) -> None:
     """The editor accepted a suggestion (the item's command): count it for its document."""
     values = parse(AcceptedArgs, args)
-    if ls.delivered.get(values.id) == values.uri:
+    delivered = ls.delivered.get(values.id)
+    if delivered is not None and delivered[0] == values.uri:
         ls.stats.count(values.uri, "suggestions_accepted")
+        ls.stats.count_kind(values.uri, delivered[1], "accepted")
 
 
 async def continue_document(ls: BielikServer, args: tuple) -> dict:

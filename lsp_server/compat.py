@@ -8,6 +8,11 @@ is routine for an editor that cancels as it types (debug level); open documents 
 server's own store (pygls's store splits lines where LSP does not). `PRIVATE_NAMES` lists what must
 exist; a test checks it.
 
+pygls reads stdin in a thread, a line or a body per call, and handles each message before it
+asks for the next line. `WatchedInput` is stdin as that thread reads it: once the thread waits
+in a read and the pipe holds nothing, every message the client has sent is handled, so an
+answer checked against the document after that is checked against the client's latest edit.
+
 On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
 private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
 and never reads it: a chatty server would block on a full pipe). The tests send a malformed request
@@ -18,6 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
+import time
+from typing import BinaryIO
 
 from lsprotocol import types
 from pygls.client import JsonRPCClient
@@ -97,6 +105,49 @@ class Protocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         yield from self._user(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
+class WatchedInput:
+    """The server's stdin, telling whether pygls's reader thread has read all that arrived."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+        self.calls = 0  # readline calls begun
+        self.waiting = False  # a readline call is under way
+
+    def readline(self) -> bytes:
+        self.calls += 1
+        self.waiting = True
+        try:
+            return self.stream.readline()
+        finally:
+            self.waiting = False
+
+    def read(self, n: int) -> bytes:
+        return self.stream.read(n)
+
+    def idle(self) -> bool:
+        """Whether the reader waits for a line and the pipe holds nothing to read."""
+        if not self.waiting:
+            return False
+        try:
+            ready, _, _ = select.select([self.stream], [], [], 0)
+        except (OSError, ValueError):  # not a selectable pipe (Windows): trust the waiting read
+            return True
+        return not ready
+
+    async def caught_up(self, patience_s: float = 0.05) -> None:
+        """Return once every message the client has sent is handled (at most `patience_s`).
+
+        The same readline call found waiting on an empty pipe 1 ms apart: not one that was
+        about to return a line already buffered.
+        """
+        deadline = time.monotonic() + patience_s
+        while time.monotonic() < deadline:
+            calls = self.calls
+            await asyncio.sleep(0.001)
+            if self.idle() and self.calls == calls:
+                return
 
 
 def track_command(ls: LanguageServer) -> object:

@@ -82,6 +82,7 @@ class Continuation:
             key=self.uri,
             enough=lambda text: paragraph_end(text) is not None,
             on_text=arrived,
+            first_bytes=b"" if self.streamed else self.prompt.first_bytes,
         )
         return asyncio.ensure_future(self.ls.worker.call(work))
 

@@ -161,6 +161,16 @@ class Documents:
         return doc
 
 
+def edit_end(text: str, change: types.TextDocumentContentChangeEvent, encoding: str) -> int:
+    """Where a change applied to a document left the cursor: after the text it inserted.
+
+    `text` is the document after the change (what precedes the change's start is unchanged).
+    """
+    if isinstance(change, types.TextDocumentContentChangeWholeDocument):
+        return len(text)
+    return _edit_offset(text, change.range.start, encoding) + len(change.text)
+
+
 def apply_change(
     text: str, change: types.TextDocumentContentChangeEvent, encoding: str = "utf-16"
 ) -> str:

@@ -1,7 +1,8 @@
-"""`textDocument/inlineCompletion`: one suggestion at the cursor.
+"""`textDocument/inlineCompletion`: suggestions at the cursor.
 
-Debounce, cache, supersession, one engine run, cutting, and the suggestion prepared ahead (as if
-the one shown were accepted).
+Debounce, cache, supersession, one engine run, cutting, alternatives (a lookup continuation,
+and on an explicit request a sampled one), and the suggestion prepared ahead (as if the first
+one shown were accepted).
 
 A request only reaches the model if no newer request or edit for its document arrived during
 the debounce; a result that became stale meanwhile is dropped rather than shown. Failures never
@@ -13,16 +14,27 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .completion import Prompt, align, avoid_repeat, build_prompt, cut, unit_end
+from .background import await_prepared, cancel_warm, prepare
+from .completion import Item
 from .errors import engine_work
 from .language_server import BielikServer
+from .suggestions import (
+    SAMPLED,
+    Job,
+    context,
+    from_result,
+    generate,
+    job_for,
+    lookup_item,
+    prompt_for,
+    ranked,
+)
 from .worker import Generated, Ticket
 
 ACCEPTED = "bielik.accepted"  # the command each item carries; editors run it on accept
@@ -31,20 +43,10 @@ _DELIVERED_MAX = 256
 _ids = itertools.count(1)
 
 
-@dataclass
-class Prepared:
-    """A suggestion being computed for the text the document will have once one is accepted."""
-
-    before: str
-    after: str
-    ticket: Ticket
-    task: asyncio.Future
-
-
 async def complete(
     ls: BielikServer, params: types.InlineCompletionParams, arrived: float
 ) -> types.InlineCompletionList:
-    """A suggestion, or none; never an error answer (except for `$/cancelRequest`)."""
+    """Suggestions, or none; never an error answer (except for `$/cancelRequest`)."""
     uri = params.text_document.uri
     try:
         return await _complete(ls, params, arrived)
@@ -65,17 +67,28 @@ async def _complete(
     offset = ls.offset(doc, params.position)
     before, after, version = doc.source[:offset], doc.source[offset:], doc.version
     ls.stats.count(uri, "requests")
-    suggestion = await _ready(ls, uri, before, after, arrived)
-    if suggestion is None:
-        suggestion = await _compute(ls, uri, before, after, arrived)
-    if not suggestion or await _moved_on(ls, uri, version):
+    ls.ring.visit(uri)
+    cancel_warm(ls, uri)  # this request prefills from where the warm-up got to
+    model = await _ready(ls, uri, before, after, arrived)
+    if not model:
+        invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+        model = await _compute(ls, uri, before, after, arrived, invoked)
+    if model is None:
+        return NOTHING  # superseded
+    items = ranked([*model, *lookup_item(before, after, context(ls, uri, before))])
+    if not items or await _moved_on(ls, uri, version):
         return NOTHING
-    return _deliver(ls, uri, params.position, suggestion)
+    return _deliver(ls, uri, params.position, items)
 
 
 async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
-    """Whether the document changed since the request: the editor would show a stale answer."""
-    await asyncio.sleep(0)  # an edit already read from the client is applied first
+    """Whether the document changed since the request: the editor would show a stale answer.
+
+    Every message the client has already sent is handled first (an edit on its way counts).
+    """
+    if ls.input is not None:
+        await ls.input.caught_up()
+    await asyncio.sleep(0)
     current = ls.documents.get(uri)
     if current is not None and current.version == version:
         return False
@@ -83,54 +96,60 @@ async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
     return True
 
 
-async def _ready(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> str | None:
-    """A suggestion already made for this text: prepared ahead, or in the cache."""
-    if (prepared := await _await_prepared(ls, uri, before, after, arrived)) is not None:
+async def _ready(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> list[Item]:
+    """Suggestions already made for this text: prepared ahead, or in the cache."""
+    if prepared := await await_prepared(ls, uri, before, after, arrived):
         return prepared
     cached = ls.cache.get(uri, before, after)
-    if cached is not None:
+    if cached:
         ls.stats.count(uri, "cache_hits")
     return cached
 
 
-async def _compute(ls: BielikServer, uri: str, before: str, after: str, arrived: float) -> str:
-    """A new suggestion from the engine ("" when there is none); the next one prepared behind."""
-    if ls.worker.state in ("loading", "unavailable"):
-        return ""  # the status already says why
+async def _compute(
+    ls: BielikServer, uri: str, before: str, after: str, arrived: float, invoked: bool
+) -> list[Item] | None:
+    """New suggestions from the engine ([] when there is none, None when superseded).
+
+    An explicit request (`invoked`) also gets a sampled alternative, within the time budget.
+    The next suggestion is prepared behind the first.
+    """
+    if ls.worker.state in ("loading", "unavailable") or not before.strip():
+        return []  # the status already says why
     ls.require_engine()
     options = ls.config.server
-    prompt = build_prompt(before, options.max_prompt_chars)
-    if not prompt.text.strip():
-        return ""
     ticket = Ticket(options.time_budget_ms / 1000, arrived=arrived)
     show_at = arrived + options.suggestion_ms / 1000
-    result = await _run(ls, uri, before + after, prompt, ticket, show_at)
+    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after, show_at=show_at)
+    result = await _run(ls, uri, before + after, job, ticket)
     if result is None or ticket.cancelled:
         ls.stats.count(uri, "superseded")
-        return ""
-    suggestion = _suggestion(result, prompt, after)
-    if suggestion:
-        ls.cache.put(uri, before, after, suggestion)
-        if options.prepare_next and result.stop != "eos":
-            prepare(ls, uri, before + suggestion, after)
-    return suggestion
+        return None
+    items = from_result(result, job, "model")
+    if invoked and not ticket.should_stop():
+        sampled = replace(job, sampling=SAMPLED, show_at=None)
+        more = await _run(ls, uri, before + after, sampled, ticket)
+        if more is None or ticket.cancelled:
+            return None
+        items += from_result(more, sampled, "sampled")
+    if items:
+        ls.cache.put(uri, before, after, items)
+        if options.prepare_next and result.stop != "eos" and not items[0].joins:
+            prepare(ls, uri, before + items[0].text, after)
+    return items
 
 
 async def _run(
-    ls: BielikServer, uri: str, source: str, prompt: Prompt, ticket: Ticket, show_at: float
+    ls: BielikServer, uri: str, source: str, job: Job, ticket: Ticket
 ) -> Generated | None:
     """After the debounce, unless a newer request came, one engine run ahead of background work."""
-    options = ls.config.server
-    mode, _, drafter, _ = ls.speculation(uri, source)
     ls.supersession.start(uri, ticket)
     try:
         with engine_work(ticket):
-            await asyncio.sleep(options.debounce_ms / 1000)
+            await asyncio.sleep(ls.config.server.debounce_ms / 1000)
             if not ls.supersession.is_current(uri, ticket):
                 return None
-            budget = options.inline_max_tokens
-            work = partial(_generate, ls, uri, prompt, drafter, mode, ticket, budget, show_at)
-            result = await ls.worker.call(work, urgent=True)
+            result = await ls.worker.call(partial(generate, ls, uri, job, ticket), urgent=True)
     finally:
         ls.supersession.finish(uri, ticket)
     ls.stats.add_run(uri, result.stats, result.stop)
@@ -138,163 +157,68 @@ async def _run(
     return result
 
 
-def _generate(
-    ls: BielikServer,
-    uri: str,
-    prompt: Prompt,
-    drafter: str,
-    mode: str,
-    ticket: Ticket,
-    max_tokens: int,
-    show_at: float | None = None,
-) -> Generated:
-    """On the engine thread: one suggestion's worth of text, from the document's prefix cache."""
-    return ls.worker.generate(
-        prompt.text,
-        key=uri,
-        max_tokens=max_tokens,
-        drafter=drafter,
-        override=mode,
-        ticket=ticket,
-        enough=partial(_enough, prompt=prompt, show_at=show_at),
-    )
-
-
-def _suggestion(result: Generated, prompt: Prompt, after: str) -> str:
-    """What to show from generated text: aligned to the cursor, cut at a unit, not repeating."""
-    text = align(result.text, prompt)
-    if text is None:
-        return ""
-    suggestion = avoid_repeat(cut(text, finished=result.stop == "eos"), after)
-    return suggestion if suggestion.strip() else ""
-
-
-def _enough(text: str, prompt: Prompt, show_at: float | None = None) -> bool:
-    """Stop at a whole sentence or line (or a glued word), or at `show_at` with a whole word.
-
-    The user sees a short suggestion soon rather than a long one late; the prepared follow-up
-    brings the rest.
-    """
-    aligned = align(text, prompt)
-    if aligned is None or unit_end(aligned) is not None:
-        return True
-    return (
-        show_at is not None and time.monotonic() >= show_at and bool(cut(aligned, finished=False))
-    )
-
-
-def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
-    """Compute, while the user reads a suggestion, the one that follows once it is accepted.
-
-    Background work: it steps aside for any inline request, and lands in the suggestion cache.
-    """
-    cancel_prepared(ls, uri)
-    doc = ls.documents.get(uri)
-    prompt = build_prompt(before, ls.config.server.max_prompt_chars)
-    if doc is None or not prompt.text.strip():
-        return
-    mode, _, drafter, _ = ls.speculation(uri, doc.source)
-    ticket = Ticket(yields_to=lambda: ls.worker.urgent > 0)
-    max_tokens = ls.config.server.inline_max_tokens
-
-    async def run() -> str:
-        result = await ls.worker.call(
-            partial(_generate, ls, uri, prompt, drafter, mode, ticket, max_tokens)
-        )
-        ls.stats.add_run(uri, result.stats, result.stop)
-        if ticket.should_stop():
-            return ""  # stepped aside or cancelled: a partial text is not a suggestion
-        suggestion = _suggestion(result, prompt, after)
-        if suggestion:
-            ls.cache.put(uri, before, after, suggestion)
-            ls.stats.count(uri, "prepared")
-        return suggestion
-
-    task = asyncio.ensure_future(run())
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # never "never retrieved"
-    ls.prepared[uri] = Prepared(before, after, ticket, task)
-
-
-def cancel_prepared(ls: BielikServer, uri: str) -> None:
-    old = ls.prepared.pop(uri, None)
-    if old is not None:
-        old.ticket.cancel()
-
-
-async def _await_prepared(
-    ls: BielikServer, uri: str, before: str, after: str, arrived: float
-) -> str | None:
-    """The prepared suggestion if this request is at the text it was prepared for.
-
-    Waits for it within the time budget; any other request cancels the preparation.
-    """
-    prepared = ls.prepared.get(uri)
-    if prepared is None:
-        return None
-    if (prepared.before, prepared.after) != (before, after):
-        if not prepared.task.done():
-            cancel_prepared(ls, uri)
-        return None
-    del ls.prepared[uri]
-    remaining = ls.config.server.time_budget_ms / 1000 - (time.monotonic() - arrived)
-    try:
-        text = await asyncio.wait_for(asyncio.shield(prepared.task), max(0.0, remaining))
-    except TimeoutError:
-        prepared.ticket.cancel()
-        return None
-    except Exception:
-        return None
-    if not text:
-        return None
-    ls.stats.count(uri, "prepared_used")
-    return text
-
-
 def _deliver(
-    ls: BielikServer, uri: str, position: types.Position, text: str
+    ls: BielikServer, uri: str, position: types.Position, items: list[Item]
 ) -> types.InlineCompletionList:
+    """The answer: each item with its own id in its accept command, its kind recorded."""
     ls.stats.count(uri, "suggestions")
-    item_id = str(next(_ids))
-    ls.delivered[item_id] = uri
+    out = []
+    for item in items:
+        item_id = str(next(_ids))
+        ls.delivered[item_id] = (uri, item.kind)
+        ls.stats.count_kind(uri, item.kind, "delivered")
+        out.append(
+            types.InlineCompletionItem(
+                insert_text=item.text,
+                range=types.Range(position, position),
+                command=types.Command(
+                    title="Bielik: suggestion accepted", command=ACCEPTED, arguments=[uri, item_id]
+                ),
+            )
+        )
     while len(ls.delivered) > _DELIVERED_MAX:
         old = next(iter(ls.delivered))
         del ls.delivered[old]
         ls.accepted_lengths.pop(old, None)
-    item = types.InlineCompletionItem(
-        insert_text=text,
-        range=types.Range(position, position),
-        command=types.Command(
-            title="Bielik: suggestion accepted", command=ACCEPTED, arguments=[uri, item_id]
-        ),
-    )
-    return types.InlineCompletionList(items=[item])
+    return types.InlineCompletionList(items=out)
+
+
+def shown(ls: BielikServer, params: object) -> None:
+    """textDocument/didShowCompletion, counted for the item's document and kind."""
+    found = _delivered(ls, params)
+    if found is not None:
+        ls.stats.count(found[0], "shown")
+        ls.stats.count_kind(found[0], found[1], "shown")
 
 
 def partially_accepted(ls: BielikServer, params: object) -> None:
-    """textDocument/didPartiallyAcceptCompletion, counted for the item's document.
+    """textDocument/didPartiallyAcceptCompletion, counted for the item's document and kind.
 
     `acceptedLength` is how much of the item the text holds now (typed or accepted, as VS Code
     reports it): an item taken word by word counts each character once.
     """
-    uri = uri_of_item(ls, params)
-    if uri is None:
+    found = _delivered(ls, params)
+    if found is None:
         return
+    (uri, kind), item_id = found, params.item.command.arguments[1]
     ls.stats.count(uri, "partially_accepted")
+    ls.stats.count_kind(uri, kind, "partially_accepted")
     length = getattr(params, "acceptedLength", 0)
     if not isinstance(length, int) or isinstance(length, bool):
         return
-    item_id = params.item.command.arguments[1]
     counted = ls.accepted_lengths.get(item_id, 0)
     if length > counted:
         ls.accepted_lengths[item_id] = length
         ls.stats.count(uri, "accepted_chars", length - counted)
+        ls.stats.count_kind(uri, kind, "accepted_chars", length - counted)
 
 
-def uri_of_item(ls: BielikServer, params: object) -> str | None:
-    """The document a shown/accepted item came from: its command's arguments name it."""
+def _delivered(ls: BielikServer, params: object) -> tuple[str, str] | None:
+    """(document, kind) of a shown or accepted item: its command's arguments name it."""
     item = getattr(params, "item", None)
     command = getattr(item, "command", None)
     args = getattr(command, "arguments", None)
-    if isinstance(args, (list, tuple)) and len(args) == 2 and ls.delivered.get(args[1]) == args[0]:
-        return args[0]
-    return None
+    if not isinstance(args, (list, tuple)) or len(args) != 2:
+        return None
+    found = ls.delivered.get(args[1]) if isinstance(args[1], str) else None
+    return found if found is not None and found[0] == args[0] else None

@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from decoder.config import ConfigError, Settings
 
-from .compat import Protocol
+from .compat import Protocol, WatchedInput
 from .completion import SuggestionCache
 from .documents import (
     Document,
@@ -32,10 +32,11 @@ from .documents import (
     offset_at,
 )
 from .errors import RequestFailed
+from .ring import Ring
 from .settings import Config, ServerOptions, needs_reload
 from .speculation import drafter_for
 from .status import STATUS, Stats, status_payload
-from .worker import Supersession, Worker
+from .worker import Supersession, Ticket, Worker
 
 log = logging.getLogger("bielik-lsp")
 PROGRESS_CREATE_S = 5.0  # a client that never answers window/workDoneProgress/create gets none
@@ -66,7 +67,10 @@ class BielikServer(LanguageServer):
         self.reported: set[str] = set()  # causes of silent inline failures already shown once
         self.loads: asyncio.Task | None = None  # the running load loop
         self.prepared: dict = {}  # uri -> inline.Prepared, the suggestion computed ahead
-        self.delivered: dict[str, str] = {}  # item id -> uri (bielik.accepted, didShow...)
+        self.ring = Ring()  # context from elsewhere: other open documents, places edited
+        self.warming: tuple[str, Ticket] | None = None  # the prompt prefilled in the background
+        self.input: WatchedInput | None = None  # stdin, when serving over it
+        self.delivered: dict[str, tuple[str, str]] = {}  # item id -> (uri, kind of the item)
         self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
 
     # -- documents ---------------------------------------------------------------------------

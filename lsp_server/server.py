@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 
 from lsprotocol import types
 
 from decoder.config import ConfigError, Settings
 
-from . import commands, inline
-from .compat import track_command, untrack_command
-from .documents import PositionError
+from . import background, commands, inline
+from .compat import WatchedInput, track_command, untrack_command
+from .documents import PositionError, edit_end
 from .language_server import BielikServer
 from .settings import SECTION
 
@@ -61,23 +62,31 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
     doc = ls.documents.open(params.text_document)
     ls.changes.setdefault(doc.uri, asyncio.Event())
     ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
+    ls.ring.opened(doc.uri, doc.source)
+    background.warm(ls, doc.uri)
 
 
 def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.supersession.supersede(uri)
     try:
-        ls.documents.change(params, ls.encoding)
+        doc = ls.documents.change(params, ls.encoding)
     except PositionError as e:
         ls.report_once(None, f"{uri}: an edit did not fit the document ({e}); reopen it")
+        doc = None
+    if doc is not None and params.content_changes:
+        cursor = edit_end(doc.source, params.content_changes[-1], ls.encoding)
+        ls.ring.edited(uri, doc.source, cursor)
     ls.changes.setdefault(uri, asyncio.Event()).set()
 
 
 def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.supersession.supersede(uri)
-    inline.cancel_prepared(ls, uri)
+    background.cancel_prepared(ls, uri)
+    background.cancel_warm(ls, uri)
     ls.documents.close(uri)
+    ls.ring.closed(uri)
     ls.changes.pop(uri, None)
 
 
@@ -88,8 +97,7 @@ async def inline_completion(
 
 
 def did_show(ls: BielikServer, params) -> None:
-    if (uri := inline.uri_of_item(ls, params)) is not None:
-        ls.stats.count(uri, "shown")
+    inline.shown(ls, params)
 
 
 def did_partially_accept(ls: BielikServer, params) -> None:
@@ -162,5 +170,6 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
             raise ConfigError(f"--tcp wants HOST:PORT, not {tcp!r}")
         ls.start_tcp(host or "127.0.0.1", int(port))
     else:
-        ls.start_io()
+        ls.input = WatchedInput(sys.stdin.buffer)
+        ls.start_io(stdin=ls.input)
     return 0

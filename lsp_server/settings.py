@@ -36,6 +36,20 @@ class ServerOptions:
     inline_max_tokens: int = setting(24, "token budget of one inline suggestion", minimum=1)
     continue_max_tokens: int = setting(128, "default budget of continueDocument", minimum=1)
     max_prompt_chars: int = setting(8000, "context kept before the cursor", minimum=1)
+    suffix_chars: int = setting(
+        400,
+        "text after the cursor the model reads first, so that a suggestion leads into it (0: none)",
+        minimum=0,
+    )
+    ring: bool = setting(
+        True,
+        "context from elsewhere: chunks of the other open documents and of places recently "
+        "edited, the most similar to the text at the cursor, read before the document's own",
+    )
+    ring_chunks: int = setting(2, "how many chunks of context from elsewhere", minimum=1)
+    ring_chunk_chars: int = setting(
+        400, "size of one chunk of context from elsewhere, in characters", minimum=64
+    )
     load_timeout_s: int = setting(900, "a model load taking longer ends in an error", minimum=1)
     languages: tuple[str, ...] = setting((), "languageIds to serve (empty: all)")
     globs: tuple[str, ...] = setting((), "file path globs to serve (empty: all)")

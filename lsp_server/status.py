@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from decoder.stats import RunStats
 
 STATUS = "bielik/status"
+KIND_COUNTS = ("delivered", "shown", "accepted", "partially_accepted", "accepted_chars")
 
 
 @dataclass
@@ -35,6 +36,14 @@ class Counters:
     accepted: int = 0
     decode_tokens: int = 0
     decode_seconds: float = 0.0
+    warmups: int = 0  # prompts prefilled in the background when a document opened
+    # Per kind of item (model, lookup, sampled): delivered, shown, accepted, partially_accepted,
+    # accepted_chars.
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count_kind(self, kind: str, name: str, n: int = 1) -> None:
+        counts = self.kinds.setdefault(kind, dict.fromkeys(KIND_COUNTS, 0))
+        counts[name] += n
 
     def add_run(self, stats: RunStats) -> None:
         self.generated_tokens += stats.generated_tokens
@@ -87,6 +96,11 @@ class Stats:
     def count(self, uri: str, name: str, n: int = 1) -> None:
         for c in (self.session, self.file(uri)):
             setattr(c, name, getattr(c, name) + n)
+
+    def count_kind(self, uri: str, kind: str, name: str, n: int = 1) -> None:
+        """A count for one kind of item (model, lookup, sampled)."""
+        for c in (self.session, self.file(uri)):
+            c.count_kind(kind, name, n)
 
     def add_run(self, uri: str, stats: RunStats, stop: str) -> None:
         self.session.add_run(stats)

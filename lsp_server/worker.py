@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from decoder.config import Settings
 from decoder.generation import Generator
+from decoder.sampling import Sampling
 from decoder.stats import RunStats
 
 
@@ -188,11 +189,14 @@ class Worker:
         key: str | None = None,
         enough: Callable[[str], bool] = lambda text: False,
         on_text: Callable[[str, RunStats], None] | None = None,
+        first_bytes: bytes = b"",
+        sampling: Sampling | None = None,
     ) -> Generated:
         """Continue `prompt`; runs on the engine thread.
 
         Stops at `enough(text)`, the ticket, the token budget or end of text. `key` (a document
-        URI) picks its prefix cache.
+        URI) picks its prefix cache; `first_bytes` and `sampling` go to the engine as they are.
+        A ticket already stopped (work superseded while it waited in the queue) costs nothing.
         """
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"
@@ -204,6 +208,8 @@ class Worker:
             max_tokens=max_tokens,
             policy=pipe.policy(drafter, text=prompt, override=override),
             should_stop=ticket.should_stop,
+            sampling=sampling,
+            first_bytes=first_bytes,
         )
         try:
             for chunk in chunks:

@@ -22,7 +22,7 @@ SLOW_OK = settings(
 GREEDY = Sampling()
 
 
-def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY):
+def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY, first=b""):
     result = collect(
         engine.generate(
             engine.encode(text),
@@ -30,14 +30,15 @@ def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY):
             policy=policy,
             sampling=sampling,
             prompt_text=text,
+            first_bytes=first,
         )
     )
     return result.ids, result.text, result.stats
 
 
-def check_same(engine, text, drafter, k, max_tokens):
-    plain_ids, plain_text, _ = run(engine, text, FixedPolicy(None, 0), max_tokens)
-    spec_ids, spec_text, stats = run(engine, text, FixedPolicy(drafter, k), max_tokens)
+def check_same(engine, text, drafter, k, max_tokens, first=b""):
+    plain_ids, plain_text, _ = run(engine, text, FixedPolicy(None, 0), max_tokens, first=first)
+    spec_ids, spec_text, stats = run(engine, text, FixedPolicy(drafter, k), max_tokens, first=first)
     assert spec_ids == plain_ids
     assert spec_text == plain_text
     assert "\ufffd" not in spec_text
@@ -81,6 +82,25 @@ def test_tiny_llama_bytelevel_speculative_equals_plain(tiny_llama, text, k):
 def test_gemma_270m_lookup_equals_plain(gemma, text, k):
     engine = Engine(fresh(gemma))
     check_same(engine, text, LookupDrafter(), k, max_tokens=20)
+
+
+@settings(SLOW_OK, max_examples=10)
+@given(text=texts, k=st.integers(1, 8))
+def test_first_token_begins_with_the_bytes_asked_for(tiny_gemma, text, k):
+    """Token healing (a space the prompt left out) keeps speculation exact.
+
+    Plain and speculative choose the same first token, the best of those that begin with the
+    bytes, and the same text after it.
+    """
+    import numpy as np
+
+    engine = Engine(fresh(tiny_gemma))
+    check_same(engine, text, LookupDrafter(), k, max_tokens=12, first=b" ")
+    ids, out, _ = run(engine, text, FixedPolicy(None, 0), 1, first=b" ")
+    assert out.startswith(" ")
+    logits = fresh(tiny_gemma).sync(engine.encode(text))
+    allowed = [i for i, piece in enumerate(engine.table) if piece.startswith(b" ")]
+    assert ids[0] == allowed[int(np.argmax(logits[allowed]))]
 
 
 def test_long_context_beyond_sliding_window(tiny_gemma, tiny_gemma_drafter):

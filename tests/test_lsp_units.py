@@ -17,12 +17,16 @@ from decoder.config import ConfigError, Settings
 from lsp_server import compat
 from lsp_server.commands import ContinueArgs, ToggleArgs, parse
 from lsp_server.completion import (
+    Item,
     Prompt,
     SuggestionCache,
     align,
     avoid_repeat,
     build_prompt,
     cut,
+    following,
+    join_point,
+    lookup,
     prompt_window,
     unit_end,
 )
@@ -100,10 +104,32 @@ def test_cut_at_sentence_clause_or_whole_word():
 
 def test_prompt_drops_trailing_space_and_align_undoes_it():
     prompt = build_prompt("Ala ma ", 100)
-    assert prompt == Prompt("Ala ma", dropped_space=True)
+    assert prompt == Prompt("Ala ma", dropped=" ") and prompt.first_bytes == b" "
     assert align(" kota.", prompt) == "kota."
     assert align("ło", prompt) is None  # the model went on with "ma" although a space was typed
     assert align("ło", build_prompt("Ala ma", 100)) == "ło"
+    two = build_prompt("Ala ma  ", 100)
+    assert two.first_bytes == b"  " and align("  kota", two) == "kota"
+
+
+def test_prompt_reads_context_then_the_text_after_then_the_text_before():
+    prompt = build_prompt(
+        "Art. 4. Tekst ", 100, after=" dalej.\nArt. 5. Koniec.", suffix_chars=100, extra=("Obcy.",)
+    )
+    assert prompt.text == "Obcy.\n\ndalej.\nArt. 5. Koniec.\n\nArt. 4. Tekst"
+    assert build_prompt("a ", 100, after="b", suffix_chars=0).text == "a"  # no suffix asked
+    # While the user types at one place, the prompt only grows at its end (the prefix cache).
+    typed = [
+        build_prompt("Art. 4. Tekst" + "x" * n, 100, after=" dalej.", suffix_chars=100)
+        for n in range(5)
+    ]
+    assert all(b.text.startswith(a.text) for a, b in zip(typed, typed[1:], strict=False))
+
+
+def test_following_keeps_whole_lines_or_words():
+    assert following("abc def\nghi jkl\nmno", 12) == "abc def"
+    assert following(" abc def ghi", 8) == "abc"
+    assert following("\n\n", 100) == "" and following("abc", 0) == ""
 
 
 def test_prompt_window_is_stable_while_typing():
@@ -120,20 +146,48 @@ def test_avoid_repeat_of_text_after_cursor():
     assert avoid_repeat(" psa i kota. Kot", " kota. Kot ma Alę.") == " psa i"
     assert avoid_repeat(" psa.", " kota.") == " psa."
     assert avoid_repeat(" psa.", "\nnowa linia") == " psa."
+    # The following lines count too: a suggestion never spells the start of the next ones.
+    assert avoid_repeat(" psa.\nArt. 5. Koniec", "\n\nArt. 5. Koniec ustawy.") == " psa."
+    assert avoid_repeat("\nArt. 6. Dalej", "\nArt. 5. Koniec.\nArt. 6. Dalej.") == ""
+    assert avoid_repeat("\nArt. 7. Nowy", "\nArt. 5. Koniec.\nArt. 6. Dalej.") == "\nArt. 7. Nowy"
+
+
+def test_join_point_is_where_a_suggestion_runs_into_the_text_after_the_cursor():
+    assert join_point("ła ma kota. Kot ma", " kota. Kot ma Alę.") == 5
+    assert join_point("ła ma kota.", " kota. Kot ma Alę.") == 5  # its end begins the text after
+    assert join_point("ła ma kota.", " kota. Kot ma Alę.", partial=False) is None
+    assert join_point("i kota. Kot", "kota. Kot ma") == 2
+    assert join_point("pokota. Kot", "kota. Kot ma") is None  # never inside a word
+    assert join_point("cokolwiek", "") is None and join_point("x", "\n \n") is None
+
+
+def test_lookup_continues_an_earlier_occurrence():
+    text = "Sąd Okręgowy w Krakowie oddalił powództwo. Potem Sąd Okręgowy w Krakowie "
+    assert lookup(text).startswith("oddalił powództwo.")
+    assert lookup("Zupełnie nowy tekst tutaj ") == ""
+    other = ("Wcześniej: zupełnie nowy tekst tutaj jest inny.",)
+    assert lookup("To jest zupełnie nowy tekst tutaj ", other) == "jest inny."
+    assert lookup("Całkiem inny początek ", other) == ""
+    assert lookup("tutaj ", other) == ""  # a match shorter than 12 characters is no evidence
 
 
 def test_suggestion_cache_follows_typing():
     cache = SuggestionCache(size=2)
-    cache.put("u", "Ala ma", "", " kota i psa.")
-    assert cache.get("u", "Ala ma", "") == " kota i psa."
-    assert cache.get("u", "Ala ma ko", "") == "ta i psa."
-    assert cache.get("u", "Ala ma ka", "") is None  # typed something else
-    assert cache.get("v", "Ala ma ko", "") is None  # another document
-    assert cache.get("u", "Ala ma ko", " tekst dalej") is None  # different text after the cursor
-    assert cache.get("u", "Ala ma kota i psa.", "") is None  # typed all of it
-    cache.put("u", "a", "", " b")
-    cache.put("u", "c", "", " d")
-    assert cache.get("u", "Ala ma", "") is None  # evicted (LRU)
+    cache.put("u", "Ala ma", "", [Item(" kota i psa.", "model"), Item(" konia.", "sampled")])
+
+    def texts(before, after=""):
+        return [i.text for i in cache.get("u", before, after)]
+
+    assert texts("Ala ma") == [" kota i psa.", " konia."]
+    assert texts("Ala ma ko") == ["ta i psa.", "nia."]  # every item the typing goes through
+    assert texts("Ala ma kot") == ["a i psa."]
+    assert texts("Ala ma ka") == []  # typed something else
+    assert cache.get("v", "Ala ma ko", "") == []  # another document
+    assert texts("Ala ma ko", " tekst dalej") == []  # different text after the cursor
+    assert texts("Ala ma kota i psa.") == []  # typed all of it
+    cache.put("u", "a", "", [Item(" b", "model")])
+    cache.put("u", "c", "", [Item(" d", "model")])
+    assert texts("Ala ma") == []  # evicted (LRU)
 
 
 def test_config_updates_validate_and_keep_old_values():
@@ -242,13 +296,76 @@ def test_ticket_budgets():
 
 
 def test_a_new_suggestion_shows_at_its_time_once_it_holds_a_whole_word():
-    from lsp_server.completion import build_prompt
-    from lsp_server.inline import _enough
+    from lsp_server.suggestions import enough
 
     prompt = build_prompt("Ustawa wchodzi w życie", 8000)
     past, future = time.monotonic() - 1, time.monotonic() + 60
-    assert not _enough(" po", prompt, show_at=past)  # a word still being written
-    assert _enough(" po upływie", prompt, show_at=past)  # "po" is whole: show it now
-    assert not _enough(" po upływie", prompt, show_at=future)  # still time for more
-    assert not _enough(" po upływie", prompt)  # a prepared suggestion runs to a unit end
-    assert _enough(" po upływie 14 dni.\n", prompt, show_at=future)  # a whole line
+    assert not enough(" po", prompt, show_at=past)  # a word still being written
+    assert enough(" po upływie", prompt, show_at=past)  # "po" is whole: show it now
+    assert not enough(" po upływie", prompt, show_at=future)  # still time for more
+    assert not enough(" po upływie", prompt)  # a prepared suggestion runs to a unit end
+    assert enough(" po upływie 14 dni.\n", prompt, show_at=future)  # a whole line
+    # Where the text meets what follows the cursor, the run has written all it should.
+    assert enough(" po upływie 14 dni od", prompt, after=" 14 dni od ogłoszenia")
+    assert not enough(" po upływie 14 dni", prompt, after=" 14 dni od ogłoszenia")
+
+
+def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_duplicates():
+    from lsp_server.suggestions import item, ranked
+
+    after = " kota. Kot ma Alę."
+    assert item("ładnego kota. Kot", after, "model", finished=False) == Item(
+        "ładnego", "model", joins=True
+    )
+    assert item(" kota. Kot", after, "model", finished=False) is None  # all of it is there
+    assert item(" psa i kota. Kot ma", " kota. Kot ma", "lookup", finished=False).joins
+    assert item(" psa, a potem", "", "model", finished=False) == Item(" psa, a", "model")
+    # A text that repeats the start of what follows, then goes on elsewhere, does not "join".
+    assert item(" kota.\n\nAla ma kota.", after, "model", finished=False) is None
+    items = [
+        Item(" psa.", "model"),
+        Item(" psa.", "lookup"),  # the same text twice
+        Item(" ps", "sampled"),  # only the start of one before it
+        Item(" rybki.", "sampled"),
+        Item(" konia", "lookup", joins=True),
+    ]
+    assert [(i.text, i.kind) for i in ranked(items)] == [
+        (" konia", "lookup"),
+        (" psa.", "model"),
+        (" rybki.", "sampled"),
+    ]
+
+
+def test_watched_input_knows_when_every_message_sent_is_read():
+    """The reader thread waiting on an empty pipe: all the client sent is handled."""
+    import os
+    import threading
+
+    from lsp_server.compat import WatchedInput
+
+    r, w = os.pipe()
+    watched = WatchedInput(os.fdopen(r, "rb"))
+    lines: list[bytes] = []
+
+    def reader() -> None:
+        while line := watched.readline():
+            lines.append(line)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    time.sleep(0.05)
+    assert watched.idle()
+    os.write(w, b"Content-Length: 2\r\n")
+    while len(lines) < 1:
+        time.sleep(0.001)
+    time.sleep(0.05)
+    assert watched.idle() and lines == [b"Content-Length: 2\r\n"]
+    os.close(w)
+    thread.join(1)
+    assert not watched.idle()  # the reader ended: nothing waits for input
+    r, w = os.pipe()
+    pending = WatchedInput(os.fdopen(r, "rb"))
+    pending.waiting = True  # as if its reader had not yet woken up for what arrived
+    os.write(w, b"Content-Length: 2\r\n")
+    assert not pending.idle()
+    os.close(w)

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from app.bench.corpus import Excerpt
+from app.bench.corpus import Excerpt, load_corpus
 from app.bench.typing import (
     Pause,
     TypingConfig,
     covered,
+    neighbours,
+    repeats,
     script_for,
     scripts,
     summarise,
@@ -33,10 +35,37 @@ def test_script_starts_at_a_word_and_keeps_the_real_text():
     assert s.context[-1].isspace() and not s.typed[0].isspace()
 
 
-def test_scripts_take_each_content_type_from_the_corpus():
+def test_inside_a_document_the_rest_is_after_the_cursor():
+    text = "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym wszystkich obywateli. " * 6
+    s = script_for(Excerpt("x", "structured", text, "", ""), 40, "mid")
+    assert s.place == "mid" and s.context + s.typed + s.after == text
+    assert s.intended == s.typed and 30 < len(s.typed) <= 40
+    assert not s.typed[-1].isspace() and s.after[0].isspace()  # the typed part ends a word
+
+
+def test_scripts_take_each_content_type_from_the_corpus_at_both_places():
     got = scripts(TypingConfig(per_class=2, chars=30))
-    assert [s.label for s in got] == ["structured", "structured", "prose", "prose"]
-    assert len({s.id for s in got}) == 4
+    assert [s.label for s in got] == ["structured"] * 4 + ["prose"] * 4
+    assert [s.place for s in got] == ["end", "mid"] * 4
+    assert len({(s.id, s.place) for s in got}) == 8
+    assert all(s.neighbours for s in got)
+
+
+def test_neighbours_come_from_the_same_source_and_never_hold_the_excerpt():
+    corpus = load_corpus()
+    for excerpt in corpus[:: len(corpus) // 8]:
+        for text in neighbours(excerpt, corpus):
+            assert text != excerpt.text
+            assert not any(excerpt.text[i : i + 40] in text for i in range(len(excerpt.text) - 40))
+
+
+def test_a_suggestion_repeats_the_text_after_the_cursor():
+    after = " kota. Kot ma Alę."
+    assert repeats(" psa i kota. Kot", after)  # spells its first words
+    assert repeats(" ma kota", after)  # ends with a whole word it begins with
+    assert not repeats(" psa", after) and not repeats(" ma kot", after)
+    assert not repeats(" ładnego", after)  # joins it: nothing twice
+    assert not repeats(" kota.", "") and not repeats("", after)
 
 
 def test_pauses_come_at_word_ends():
@@ -77,9 +106,10 @@ def test_tiny_typing_run_against_the_real_server(tmp_path):
     """The CLI end to end, a few words per excerpt: shapes and counts, no timings."""
     record = _bench(tmp_path)
     c = record["counts"]
-    assert c["keystrokes"] == c["requests"] == 24 and c["documents"] == 2
+    typed = record["summary"]["all"]["typed_chars"]
+    assert c["keystrokes"] == c["requests"] == typed and 40 <= typed <= 48  # 2 excerpts x 2 places
+    assert c["documents"] >= 4 and record["summary"]["mid"]["pauses"] > 0
     assert c["cancelled"] + c["errors"] <= c["requests"] and c["errors"] == 0
-    assert record["summary"]["all"]["typed_chars"] == 24
     assert record["summary"]["all"]["pauses"] == len(record["pauses"]) > 0
     for p in record["pauses"]:
         assert p["outcome"] in ("suggestion", "empty", "timeout")
@@ -90,6 +120,7 @@ def test_tiny_typing_run_against_the_real_server(tmp_path):
     md = (tmp_path / "typing.md").read_text(encoding="utf-8")
     assert "pause → suggestion p50" in md and "stale" in md
     assert c["stale"] == 0  # the server sends nothing for a version the editor has left
+    assert record["summary"]["mid"]["repeats"] == 0  # nor a repeat of the text after the cursor
     log = (tmp_path / "server.log").read_text(encoding="utf-8")
     assert "WARNING" not in log, log[-2000:]  # late cancels are routine, not warnings
 
@@ -100,6 +131,6 @@ def test_tiny_storm_against_the_real_server(tmp_path):
     record = _bench(tmp_path, "--minutes", "0.2")
     c = record["counts"]
     assert record["pauses"] == [] and c["errors"] == 0
-    assert c["keystrokes"] == c["requests"] > 24 and c["documents"] > 2  # went round again
+    assert c["keystrokes"] == c["requests"] > 48 and c["documents"] > 4  # went round again
     assert len(record["memory"]["series"]) >= 10  # a point a second
     assert "server RSS" in (tmp_path / "typing.md").read_text(encoding="utf-8")

@@ -120,6 +120,11 @@ def _add_typing(bench: argparse.ArgumentParser) -> None:
     )
     typing.add_argument("--chars", type=int, help="characters typed per excerpt (default 160)")
     typing.add_argument("--cps", type=float, help="typing speed, characters/s (default 8)")
+    typing.add_argument(
+        "--ring",
+        choices=("on", "off", "both"),
+        help="context from the other open documents: on (default), off, or both runs compared",
+    )
 
 
 def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
@@ -184,6 +189,7 @@ def run_typing(args: argparse.Namespace, argv: list[str]) -> Path:
         "chars": args.chars,
         "cps": args.cps,
         "minutes": args.minutes,
+        "ring": args.ring,
         "out": args.out and Path(args.out),
         "command": " ".join(["bielik-lsp", *argv]),
     }

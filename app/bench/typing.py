@@ -6,12 +6,18 @@ an `inlineCompletion` request, and the previous request is cancelled (`$/cancelR
 typist types real Polish text from polish/data/bench.jsonl (structured and prose excerpts) at a
 steady rate and pauses at each word end until a suggestion arrives (or gives up after a while).
 
+Each excerpt is typed twice: at the end of its document, and inside it (the rest of the excerpt
+after the cursor, as when one writes a sentence into the middle of a text). Next to each document
+the typist has a few others open: other excerpts of the same source (the ring's context from
+elsewhere); `--ring both` runs the whole benchmark with the ring on, then off.
+
 Measured: pause -> suggestion latency (p50/p95), the share of pauses that got a suggestion, the
-characters the typist then typed exactly as suggested, stale answers (a non-empty suggestion
-arriving for a document version the client has already moved past), and the server's resident
-memory (sampled). `--minutes N` is a storm instead: the typist never pauses, every excerpt
-becomes another open document, and typing goes on through the corpus for N minutes (keystrokes
-and cancels only) while the memory is recorded over time.
+characters the typist then typed exactly as suggested, suggestions that repeat the text after the
+cursor, stale answers (a non-empty suggestion arriving for a document version the client has
+already moved past), and the server's resident memory (sampled). `--minutes N` is a storm
+instead: the typist never pauses, every excerpt becomes another open document, and typing goes
+on through the corpus for N minutes (keystrokes and cancels only) while the memory is recorded
+over time.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import asyncio
 import datetime
 import json
 import os
+import re
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import psutil
@@ -38,6 +45,8 @@ from decoder.backends.base import common_prefix
 from lsp_server.compat import server_process
 
 LABELS = ("structured", "prose")
+PLACES = ("end", "mid")  # where in its document an excerpt is typed
+NEIGHBOURS = 2  # other documents open next to the one typed into
 SOURCE = Path(__file__).resolve().parents[2]  # the server runs this checkout's code
 
 
@@ -57,6 +66,7 @@ class TypingConfig:
     minutes: float | None = None  # storm: no pauses, documents left open, for this long
     rss_every_s: float = 0.25  # memory sampling period
     ready_timeout_s: float = 600.0  # model load (the first run converts the models)
+    ring: str = "on"  # on | off | both (the whole run with the ring on, then off)
     out: Path = Path(".")
     command: str = "bielik-lsp bench --typing"
 
@@ -73,31 +83,85 @@ class Script:
 
     id: str
     label: str
-    context: str  # the document when opened (the cursor at its end)
+    context: str  # the document when opened, before the cursor
     typed: str  # typed one character at a time
-    intended: str  # typed + the rest of the excerpt (a suggestion is judged against this)
+    intended: str  # typed + what the typist would type next (a suggestion is judged against it)
+    after: str = ""  # the document when opened, after the cursor (typing inside it)
+    neighbours: tuple[str, ...] = ()  # other documents open meanwhile
+
+    @property
+    def place(self) -> str:
+        return "mid" if self.after else "end"
 
 
-def script_for(excerpt: Excerpt, chars: int) -> Script:
-    """Open the excerpt's first part and type the next `chars` characters from a word start."""
+def script_for(excerpt: Excerpt, chars: int, place: str = "end") -> Script:
+    """Open the excerpt's first part and type the next `chars` characters from a word start.
+
+    `mid`: the rest of the excerpt is already there, after the cursor; the typed part ends at a
+    word end, and what the typist means is that part only (the text after it exists).
+    """
     text = excerpt.text
     start = max(len(text) // 3, len(text) - chars - len(text) // 4)
     while start < len(text) and not text[start - 1].isspace():
         start += 1
-    return Script(
-        excerpt.id, excerpt.label, text[:start], text[start : start + chars], text[start:]
-    )
+    typed = text[start : start + chars]
+    if place == "end":
+        return Script(excerpt.id, excerpt.label, text[:start], typed, text[start:])
+    end = start + len(typed)
+    while start < end < len(text) and not text[end].isspace():
+        end -= 1
+    typed = text[start:end]
+    return Script(excerpt.id, excerpt.label, text[:start], typed, typed, text[end:])
 
 
 def scripts(cfg: TypingConfig) -> list[Script]:
-    """`per_class` excerpts of each content type, spread over the corpus."""
+    """`per_class` excerpts of each content type at each place, spread over the corpus.
+
+    Another excerpt for each place, none sharing a passage with one typed before: the server
+    remembers places edited (the ring), and must not be handed text the typist already typed.
+    """
     corpus = load_corpus()
-    out = []
+    out: list[Script] = []
     for label in LABELS:
         items = [e for e in corpus if e.label == label]
         step = max(1, len(items) // cfg.per_class)
-        out += [script_for(e, cfg.chars) for e in items[::step][: cfg.per_class]]
+        for i in range(0, len(items), step):
+            for place, e in zip(
+                PLACES, (items[i], items[min(i + step // 2, len(items) - 1)]), strict=True
+            ):
+                if sum(s.label == label and s.place == place for s in out) >= cfg.per_class:
+                    continue
+                if not any(_shared(e.text, s.context + s.typed + s.after) for s in out):
+                    script = script_for(e, cfg.chars, place)
+                    out.append(replace(script, neighbours=neighbours(e, corpus)))
     return out
+
+
+def _shared(a: str, b: str, n: int = 40) -> bool:
+    """Whether `a` and `b` share an `n`-character passage."""
+    return any(a[i : i + n] in b for i in range(0, max(1, len(a) - n + 1)))
+
+
+def neighbours(excerpt: Excerpt, corpus: list[Excerpt], n: int = NEIGHBOURS) -> tuple[str, ...]:
+    """Texts of up to `n` other excerpts of the same source file (else of the same repository).
+
+    None shares a 40-character passage with `excerpt`: the ring must not hold the answer.
+    """
+
+    def source(e: Excerpt, depth: int) -> str:
+        return e.source.split(" (")[0] if depth else e.source.split(":")[0]
+
+    for depth in (1, 0):
+        found = [
+            e.text
+            for e in corpus
+            if e.id != excerpt.id
+            and source(e, depth) == source(excerpt, depth)
+            and not _shared(e.text, excerpt.text)
+        ]
+        if found:
+            return tuple(found[:n])
+    return ()
 
 
 def word_end(text: str, i: int) -> bool:
@@ -108,6 +172,29 @@ def word_end(text: str, i: int) -> bool:
 def typed_as_suggested(suggestion: str, intended: str) -> int:
     """Characters of the suggestion the typist then typed exactly (the common prefix)."""
     return common_prefix(suggestion, intended)
+
+
+def repeats(suggestion: str, after: str) -> bool:
+    """Whether `suggestion`, inserted before `after`, would write part of `after` twice.
+
+    It spells the start of `after` (its first words, 8 characters or more, or its whole first
+    line if shorter) from one of its word starts, or it ends with whole words (4 characters or
+    more) that `after` begins with.
+    """
+    ahead = after.lstrip()
+    line = ahead.split("\n", 1)[0].rstrip()
+    if not line or not suggestion.strip():
+        return False
+    words = [m.end() for m in re.finditer(r"\S+", line)]
+    head = line[: next((end for end in words if end >= 8), len(line))]
+    for start in [0, *(m.end() for m in re.finditer(r"\s+", suggestion))]:
+        tail = suggestion[start:].rstrip()
+        if tail.startswith(head):
+            return True
+        whole = len(tail) == len(ahead) or not ahead[len(tail) : len(tail) + 1].isalnum()
+        if len(tail) >= 4 and ahead.startswith(tail) and whole:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- records
@@ -122,6 +209,9 @@ class Pause:
     outcome: str  # suggestion | empty | timeout | error
     suggestion: str = ""
     matched: int = 0  # of its characters, typed exactly as suggested
+    place: str = "end"  # end | mid (text after the cursor)
+    repeats: bool = False  # it would write part of the text after the cursor twice
+    items: int = 0  # items in the answer (alternatives)
 
 
 @dataclass
@@ -130,6 +220,7 @@ class Counts:
     requests: int = 0
     cancelled: int = 0  # answered -32800 after our $/cancelRequest
     stale: int = 0  # a non-empty suggestion for a version the document no longer has
+    stale_after_ms: list[float] = field(default_factory=list)  # each: since the outdating key
     while_typing: int = 0  # non-empty suggestions for the current version between pauses
     errors: int = 0  # other error answers
     documents: int = 0  # documents opened
@@ -167,9 +258,11 @@ class Editor:
         self.state, self.message = "starting", ""
         self.messages: list[str] = []
         self.counts = Counts()
-        self.uri, self.text, self.version = "", "", 0
+        self.typed: dict[str, int] = {}  # characters typed per content type and per place
+        self.uri, self.text, self.version, self.cursor = "", "", 0, 0
         self.next_id = 0
         self.pending: tuple[int, asyncio.Future] | None = None
+        self.typed_at: dict[int, float] = {}  # version -> when the keystroke that made it
         c = self.client
 
         @c.feature(STATUS)
@@ -201,7 +294,7 @@ class Editor:
         self._drain = asyncio.ensure_future(_drain(process.stderr, log_path))
         return psutil.Process(process.pid)
 
-    async def initialise(self, timeout_s: float) -> None:
+    async def initialise(self, timeout_s: float, options: dict | None = None) -> None:
         """initialize/initialized as VS Code sends them; wait until the models are ready."""
         try:
             await self.client.initialize_async(
@@ -210,6 +303,7 @@ class Editor:
                     capabilities=types.ClientCapabilities(
                         window=types.WindowClientCapabilities(work_done_progress=True)
                     ),
+                    initialization_options=options or {},
                 )
             )
         except RuntimeError as e:  # pygls: the server process exited
@@ -237,8 +331,13 @@ class Editor:
         await self.client.stop()
         await self._drain
 
-    def open(self, uri: str, text: str) -> None:
-        self.uri, self.text, self.version = uri, text, 1
+    def open(self, uri: str, before: str, after: str = "") -> None:
+        """Open a document and type into it between `before` and `after`."""
+        self.uri, self.text, self.version, self.cursor = uri, before + after, 1, len(before)
+        self.show(uri, self.text)
+
+    def show(self, uri: str, text: str) -> None:
+        """didOpen, for the document typed into or one open next to it."""
         self.counts.documents += 1
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -248,21 +347,30 @@ class Editor:
             )
         )
 
-    def close(self) -> None:
+    def close(self, uri: str | None = None) -> None:
         self.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(self.uri))
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri or self.uri)
+            )
         )
 
-    def end(self) -> types.Position:
-        line = self.text.count("\n")
-        last = self.text[self.text.rfind("\n") + 1 :]
+    @property
+    def after(self) -> str:
+        return self.text[self.cursor :]
+
+    def position(self) -> types.Position:
+        before = self.text[: self.cursor]
+        line = before.count("\n")
+        last = before[before.rfind("\n") + 1 :]
         return types.Position(line=line, character=len(last.encode("utf-16-le")) // 2)
 
     def keystroke(self, char: str) -> tuple[asyncio.Future, float]:
-        """Type one character at the end; ask for a suggestion, cancelling the previous ask."""
-        pos = self.end()
-        self.text += char
+        """Type one character at the cursor; ask for a suggestion, cancelling the previous ask."""
+        pos = self.position()
+        self.text = self.text[: self.cursor] + char + self.text[self.cursor :]
+        self.cursor += len(char)
         self.version += 1
+        self.typed_at[self.version] = time.perf_counter()
         self.counts.keystrokes += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -280,12 +388,12 @@ class Editor:
         return self.request(), time.perf_counter()
 
     def request(self) -> asyncio.Future:
-        """Ask for a suggestion at the end; resolves to (suggestion or None, seconds, current)."""
+        """Ask for suggestions at the cursor; resolves to (items, seconds, current)."""
         self.next_id += 1
         msg_id, version, sent = self.next_id, self.version, time.perf_counter()
         params = types.InlineCompletionParams(
             text_document=types.TextDocumentIdentifier(uri=self.uri),
-            position=self.end(),
+            position=self.position(),
             context=types.InlineCompletionContext(
                 trigger_kind=types.InlineCompletionTriggerKind.Automatic
             ),
@@ -295,18 +403,20 @@ class Editor:
         def arrived(fut) -> None:
             took = time.perf_counter() - sent
             try:
-                suggestion = _first_text(fut.result())
+                items = _texts(fut.result())
             except Exception as e:  # an error answer: -32800 for a cancelled request
                 if getattr(e, "code", None) == -32800:
                     self.counts.cancelled += 1
                 else:
                     self.counts.errors += 1
                     self.messages.append(f"inlineCompletion error: {e}")
-                suggestion = None
-            if suggestion and version != self.version:
+                items = []
+            if items and version != self.version:
                 self.counts.stale += 1
+                since = time.perf_counter() - self.typed_at.get(version + 1, sent)
+                self.counts.stale_after_ms.append(round(since * 1000, 1))
             if not answer.done():
-                answer.set_result((suggestion, took, version == self.version))
+                answer.set_result((items, took, version == self.version))
 
         self.client.protocol.send_request(
             types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
@@ -327,13 +437,11 @@ class Editor:
         return _plain(result)
 
 
-def _first_text(result) -> str | None:
+def _texts(result) -> list[str]:
+    """The items' texts, in the order the server ranked them."""
     items = getattr(result, "items", result) or []
-    for item in items:
-        text = getattr(item, "insert_text", None)
-        if isinstance(text, str) and text:
-            return text
-    return None
+    texts = [getattr(item, "insert_text", None) for item in items]
+    return [t for t in texts if isinstance(t, str) and t]
 
 
 def _plain(value):
@@ -362,9 +470,13 @@ async def type_script(
 ) -> list[Pause]:
     """Type one excerpt into a new document; a Pause record for every word end.
 
-    In a storm there are no pauses and the document stays open.
+    Its neighbours are open meanwhile. In a storm there are no pauses, no neighbours, and the
+    document stays open.
     """
-    editor.open(f"file:///bench/typing/{n:04d}-{script.id}.md", script.context)
+    near = [] if cfg.minutes else [f"file:///bench/near/{n:04d}-{i}.md" for i in range(3)]
+    for uri, text in zip(near, script.neighbours, strict=False):
+        editor.show(uri, text)
+    editor.open(f"file:///bench/typing/{n:04d}-{script.id}.md", script.context, script.after)
     pauses: list[Pause] = []
     step = 1.0 / cfg.cps
     due = time.perf_counter() + step
@@ -376,32 +488,46 @@ async def type_script(
             answer.add_done_callback(partial_while_typing(editor))
             due += step
             continue
-        pauses.append(await wait_at_pause(answer, script, i + 1, cfg.max_wait_s))
+        pauses.append(await wait_at_pause(answer, script, i + 1, cfg.max_wait_s, editor.after))
         due = time.perf_counter() + step
     editor.cancel()
     if not cfg.minutes:
         editor.close()
+        for uri in near[: len(script.neighbours)]:
+            editor.close(uri)
     return pauses
 
 
 def partial_while_typing(editor: Editor):
     def seen(fut: asyncio.Future) -> None:
-        suggestion, _, current = fut.result()
-        if suggestion and current:
+        items, _, current = fut.result()
+        if items and current:
             editor.counts.while_typing += 1
 
     return seen
 
 
-async def wait_at_pause(answer: asyncio.Future, script: Script, at: int, wait_s: float) -> Pause:
+async def wait_at_pause(
+    answer: asyncio.Future, script: Script, at: int, wait_s: float, after: str
+) -> Pause:
+    """What the typist got at a pause: the first item is the one an editor shows."""
+    base = {"excerpt": script.id, "label": script.label, "at": at, "place": script.place}
     try:
-        suggestion, took, _ = await asyncio.wait_for(asyncio.shield(answer), wait_s)
+        items, took, _ = await asyncio.wait_for(asyncio.shield(answer), wait_s)
     except TimeoutError:
-        return Pause(script.id, script.label, at, None, "timeout")
-    if not suggestion:
-        return Pause(script.id, script.label, at, None, "empty")
-    matched = typed_as_suggested(suggestion, script.intended[at:])
-    return Pause(script.id, script.label, at, took * 1000, "suggestion", suggestion, matched)
+        return Pause(**base, latency_ms=None, outcome="timeout")
+    if not items:
+        return Pause(**base, latency_ms=None, outcome="empty")
+    shown = items[0]
+    return Pause(
+        **base,
+        latency_ms=took * 1000,
+        outcome="suggestion",
+        suggestion=shown,
+        matched=typed_as_suggested(shown, script.intended[at:]),
+        repeats=repeats(shown, after),
+        items=len(items),
+    )
 
 
 # ---------------------------------------------------------------- summaries
@@ -428,14 +554,16 @@ def summarise(pauses: list[Pause], typed_chars: int) -> dict:
         "typed_chars": typed_chars,
         "suggested_chars": sum(len(p.suggestion) for p in pauses),
         "typed_as_suggested": covered(pauses, typed_chars),
+        "repeats": sum(p.repeats for p in pauses),
+        "with_alternatives": sum(p.items > 1 for p in pauses),
     }
 
 
 def covered(pauses: list[Pause], typed_chars: int) -> int:
     """Typed characters that a suggestion shown at a pause had right (each counted once)."""
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, str, int]] = set()
     for p in pauses:
-        seen.update((p.excerpt, p.at + j) for j in range(p.matched))
+        seen.update((p.excerpt, p.place, p.at + j) for j in range(p.matched))
     return len(seen)
 
 
@@ -457,11 +585,14 @@ class Run:
     server_stats: dict = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     pauses: list[dict] = field(default_factory=list)
+    ring_off: dict | None = None  # --ring both: the same run with the ring off
 
 
-async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) -> Run:
+async def run(
+    server_argv: list[str], cfg: TypingConfig, progress: bool = True, ring: bool = True
+) -> Run:
+    """One server session: every script typed, with the ring on or off."""
     cfg.out.mkdir(parents=True, exist_ok=True)
-    todo = scripts(cfg)
     record = Run(
         config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
         machine=machine.describe(),
@@ -472,41 +603,59 @@ async def run(server_argv: list[str], cfg: TypingConfig, progress: bool = True) 
     editor = Editor()
     memory = Memory()
     t0 = time.perf_counter()
-    proc = await editor.launch(server_argv, cfg.out / "server.log")
+    log = cfg.out / ("server.log" if ring else "server-ring-off.log")
+    proc = await editor.launch(server_argv, log)
     sampler = asyncio.ensure_future(_sample(proc, memory, t0, cfg.rss_every_s))
     try:
-        await editor.initialise(cfg.ready_timeout_s)
+        await editor.initialise(cfg.ready_timeout_s, {"ring": ring})
         record.load_seconds = time.perf_counter() - t0
         record.settings = (await editor.stats()).get("config", {})
-        pauses: list[Pause] = []
-        typed = {label: 0 for label in LABELS}
-        total = None if cfg.minutes else sum(len(s.typed) for s in todo)
-        with tqdm(total=total, desc="typing", unit="char", disable=not progress) as bar:
-            stop_at = time.perf_counter() + 60 * cfg.minutes if cfg.minutes else None
-            n = 0
-            while True:
-                script = todo[n % len(todo)]
-                pauses += await type_script(editor, script, cfg, bar, n)
-                typed[script.label] += len(script.typed)
-                n += 1
-                bar.set_postfix_str(_postfix(pauses, memory), refresh=False)
-                if stop_at is None and n == len(todo):
-                    break
-                if stop_at is not None and time.perf_counter() >= stop_at:
-                    break
+        pauses = await _type_all(editor, scripts(cfg), cfg, memory, progress)
         record.server_stats = (await editor.stats()).get("session", {})
     finally:
         sampler.cancel()
         await editor.stop()
-    for label in LABELS:
-        record.summary[label] = summarise([p for p in pauses if p.label == label], typed[label])
-    record.summary["all"] = summarise(pauses, sum(typed.values()))
+    record.summary = summaries(pauses, editor.typed)
     record.load_average.append(machine.load_average())
     record.counts = asdict(editor.counts)
     record.memory = {"peak_mb": round(memory.peak_mb, 1), "series": memory.series}
     record.messages = editor.messages
     record.pauses = [asdict(p) for p in pauses]
     return record
+
+
+async def _type_all(
+    editor: Editor, todo: list[Script], cfg: TypingConfig, memory: Memory, progress: bool
+) -> list[Pause]:
+    """Every script once (a storm: round and round until the time is up)."""
+    pauses: list[Pause] = []
+    total = None if cfg.minutes else sum(len(s.typed) for s in todo)
+    with tqdm(total=total, desc="typing", unit="char", disable=not progress) as bar:
+        stop_at = time.perf_counter() + 60 * cfg.minutes if cfg.minutes else None
+        n = 0
+        while True:
+            script = todo[n % len(todo)]
+            pauses += await type_script(editor, script, cfg, bar, n)
+            for group in (script.label, script.place):
+                editor.typed[group] = editor.typed.get(group, 0) + len(script.typed)
+            n += 1
+            bar.set_postfix_str(_postfix(pauses, memory), refresh=False)
+            if stop_at is None and n == len(todo):
+                break
+            if stop_at is not None and time.perf_counter() >= stop_at:
+                break
+    return pauses
+
+
+def summaries(pauses: list[Pause], typed: dict[str, int]) -> dict:
+    """Per content type, per place in the document, and all together."""
+    out = {}
+    for label in LABELS:
+        out[label] = summarise([p for p in pauses if p.label == label], typed.get(label, 0))
+    for place in PLACES:
+        out[place] = summarise([p for p in pauses if p.place == place], typed.get(place, 0))
+    out["all"] = summarise(pauses, sum(typed.get(label, 0) for label in LABELS))
+    return out
 
 
 def _server_env() -> dict:
@@ -549,31 +698,82 @@ def report(record: Run) -> str:
         head + f"A typist types {cfg['chars']} characters of each excerpt at {cfg['cps']:g} "
         f"characters/s, one `didChange` and one `inlineCompletion` per keystroke, the previous "
         f"request cancelled, and waits at each word end for a suggestion (at most "
-        f"{cfg['max_wait_s']:g} s). {_load(record)}",
+        f"{cfg['max_wait_s']:g} s). Each excerpt is typed at the end of its document and inside "
+        f"it (the rest of the excerpt after the cursor), with up to {NEIGHBOURS} other excerpts "
+        f"of its source open. The ring (`ring`: context from the other open documents) is "
+        f"{'on' if s.get('ring', True) else 'off'}. {_load(record)}",
         "",
-        "| text | pauses | with a suggestion | pause → suggestion p50 | p95 | typed exactly as "
-        "suggested |",
-        "|---|---|---|---|---|---|",
-    ]
-    for label in (*LABELS, "all"):
-        r = record.summary[label]
-        lines.append(
-            f"| {label} | {r['pauses']} | {r['share_with_suggestion']:.0%} | {_ms(r['p50_ms'])} "
-            f"| {_ms(r['p95_ms'])} | {r['typed_as_suggested']} of {r['typed_chars']} characters "
-            f"({r['typed_as_suggested'] / max(1, r['typed_chars']):.0%}) |"
-        )
-    lines += [
+        *_table(record.summary),
         "",
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
         f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
-        f"**{c['stale']} stale** (a suggestion for an outdated document version: each answers a "
-        "request the typist had already cancelled, sent before the edit reached the server; an "
-        "editor drops it, and none counts as shown). Server "
-        f"peak RSS {record.memory['peak_mb']:.0f} MB.",
+        f"**{c['stale']} stale** (a suggestion for a document version the typist had already "
+        f"left{_stale_after(c)}), **{record.summary['mid']['repeats']} suggestions repeating "
+        f"the text after the cursor**, {record.summary['all']['with_alternatives']} answers "
+        "with alternatives. "
+        f"Server peak RSS {record.memory['peak_mb']:.0f} MB.",
     ]
+    if record.ring_off:
+        lines += ["", *_ring_compared(record)]
     if record.messages:
         lines += ["", "Server messages: " + "; ".join(sorted(set(record.messages)))]
     return "\n".join(lines) + "\n"
+
+
+def _table(summary: dict) -> list[str]:
+    names = {"end": "at a document's end", "mid": "inside a document"}
+    lines = [
+        "| text | pauses | with a suggestion | pause → suggestion p50 | p95 | typed exactly as "
+        "suggested | repeating the text after |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for group in (*LABELS, *PLACES, "all"):
+        r = summary[group]
+        lines.append(
+            f"| {names.get(group, group)} | {r['pauses']} | {r['share_with_suggestion']:.0%} "
+            f"| {_ms(r['p50_ms'])} | {_ms(r['p95_ms'])} | {r['typed_as_suggested']} of "
+            f"{r['typed_chars']} characters ({_share(r)}) | {r['repeats']} |"
+        )
+    return lines
+
+
+def _ring_compared(record: Run) -> list[str]:
+    """The same benchmark with the ring off (`--ring both`), side by side."""
+    off = record.ring_off
+    lines = [
+        f"The same run with the ring off (a second server session, {off['started']}; "
+        f"{_load_text(off['load_average'])}):",
+        "",
+        "| ring | pause → suggestion p50 | p95 | typed exactly as suggested | end | inside | "
+        "repeating | stale |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, run in (("on", asdict(record)), ("off", off)):
+        a, summary = run["summary"]["all"], run["summary"]
+        lines.append(
+            f"| {name} | {_ms(a['p50_ms'])} | {_ms(a['p95_ms'])} | {a['typed_as_suggested']} of "
+            f"{a['typed_chars']} ({_share(a)}) | {_share(summary['end'])} | "
+            f"{_share(summary['mid'])} | {summary['mid']['repeats']} | {run['counts']['stale']} |"
+        )
+    return lines
+
+
+def _stale_after(counts: dict) -> str:
+    """How late the stale answers came.
+
+    Within ms of the key that outdated them, they crossed that edit on its way to the server.
+    """
+    after = counts.get("stale_after_ms") or []
+    if not after:
+        return ""
+    return (
+        f"; they arrived {min(after):.0f}–{max(after):.0f} ms after the keystroke that outdated "
+        "them"
+    )
+
+
+def _share(r: dict) -> str:
+    return f"{r['typed_as_suggested'] / max(1, r['typed_chars']):.0%}"
 
 
 def _storm(record: Run, cfg: dict) -> str:
@@ -597,10 +797,15 @@ def _storm(record: Run, cfg: dict) -> str:
 
 
 def _load(record: Run) -> str:
-    start, end = record.load_average[0], record.load_average[-1]
+    text = _load_text(record.load_average)
+    return text[0].upper() + text[1:] + "."
+
+
+def _load_text(load_average: list[float | None]) -> str:
+    start, end = load_average[0], load_average[-1]
     if start is None or end is None:
-        return "No load average on this OS."
-    return f"Load average (1 min) {start:g} at start, {end:g} at end."
+        return "no load average on this OS"
+    return f"load average (1 min) {start:g} at start, {end:g} at end"
 
 
 def _ms(value: float | None) -> str:
@@ -631,8 +836,14 @@ def write(record: Run, out: Path) -> Path:
 
 
 def run_typing(server_argv: list[str], cfg: TypingConfig, progress: bool = True) -> Path:
-    """Run the typing benchmark against `server_argv` and write its outputs."""
-    return write(asyncio.run(run(server_argv, cfg, progress)), cfg.out)
+    """Run the typing benchmark against `server_argv` and write its outputs.
+
+    `--ring both`: one session with the ring on, then one with it off, in one report.
+    """
+    record = asyncio.run(run(server_argv, cfg, progress, ring=cfg.ring != "off"))
+    if cfg.ring == "both":
+        record.ring_off = asdict(asyncio.run(run(server_argv, cfg, progress, ring=False)))
+    return write(record, cfg.out)
 
 
 def server_command(global_args: list[str]) -> list[str]:

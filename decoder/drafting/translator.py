@@ -16,15 +16,14 @@ Everything is a function of a `Vocab` (a tokenizer seen as bytes) and token ids;
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
 
 from decoder.compat.mlx_lm import hf_tokenizer
 from decoder.drafting.drafter import TRANSLATIONS
-from decoder.vocab import ids_to_bytes, special_ids, token_bytes
+from decoder.vocab import Beginnings, ids_to_bytes, special_ids, token_bytes
 from polish.boundary import merge_risk, safe_to_cut
 
 CONTEXT_TOKENS = 5  # p of the `context` mode, as published
@@ -46,30 +45,16 @@ class Vocab:
             if len(piece) == 1 and i not in self.special:
                 self.byte_id.setdefault(piece[0], i)
         self._encode = lru_cache(maxsize=4096)(self._encode_text)
-        self._extending = lru_cache(maxsize=4096)(self._ids_beginning)
+        self.beginnings = Beginnings(self.table, self.special)
 
     def extending(self, head: bytes, logits: np.ndarray) -> np.ndarray:
         """`logits` with every token that does not begin with `head` (nor is special) ruled out."""
         if not head:
             return logits
         out = np.full_like(logits, -np.inf)
-        allowed = self._extending(head)
+        allowed = self.beginnings.ids(head)
         out[allowed] = logits[allowed]
         return out
-
-    @cached_property
-    def ordered(self) -> list[tuple[bytes, int]]:
-        """(bytes, id) sorted: the ids that begin with given bytes are one run of it."""
-        return sorted((piece, i) for i, piece in enumerate(self.table))
-
-    def _ids_beginning(self, head: bytes) -> np.ndarray:
-        """The ids (special ones excepted) whose bytes begin with `head`."""
-        ids, at = [], bisect_left(self.ordered, (head,))
-        while at < len(self.ordered) and self.ordered[at][0].startswith(head):
-            if self.ordered[at][1] not in self.special:
-                ids.append(self.ordered[at][1])
-            at += 1
-        return np.array(ids, dtype=int)
 
     def bytes(self, ids) -> bytes:
         return ids_to_bytes(self.table, ids)

@@ -30,6 +30,10 @@ return {
   inline_max_tokens = 24, -- token budget of one inline suggestion
   continue_max_tokens = 128, -- default budget of continueDocument
   max_prompt_chars = 8000, -- context kept before the cursor
+  suffix_chars = 400, -- text after the cursor the model reads first, so that a suggestion leads into it (0: none)
+  ring = true, -- context from elsewhere: chunks of the other open documents and of places recently edited, the most similar to the text at the cursor, read before the document's own
+  ring_chunks = 2, -- how many chunks of context from elsewhere
+  ring_chunk_chars = 400, -- size of one chunk of context from elsewhere, in characters
   load_timeout_s = 900, -- a model load taking longer ends in an error
   languages = {}, -- languageIds to serve (empty: all)
   globs = {}, -- file path globs to serve (empty: all)

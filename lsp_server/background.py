@@ -1,0 +1,133 @@
+"""Work done ahead of inline requests, on the engine thread whenever no request needs it.
+
+- The prompt of a document just opened is prefilled (as llama.vim's 0-token request), so the
+  first suggestion does not pay for the whole prompt.
+- While the user reads a suggestion, the one that follows it is prepared as if it were accepted.
+
+Both step aside for any inline request (their tickets yield to it) and land only in caches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from .completion import Item
+from .language_server import BielikServer
+from .suggestions import from_result, generate, job_for, prompt_for
+from .worker import Ticket
+
+
+@dataclass
+class Prepared:
+    """Suggestions being computed for the text the document will have once one is accepted."""
+
+    before: str
+    after: str
+    ticket: Ticket
+    task: asyncio.Future
+
+
+def _background(ls: BielikServer) -> Ticket:
+    return Ticket(yields_to=lambda: ls.worker.urgent > 0)
+
+
+def _spawn(coroutine) -> asyncio.Future:
+    task = asyncio.ensure_future(coroutine)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # never "never retrieved"
+    return task
+
+
+def warm(ls: BielikServer, uri: str) -> None:
+    """Prefill the prompt of a document just opened, for a cursor at its end.
+
+    Resumes after each inline request it stepped aside for; ends when done, when the document
+    gets a request of its own (which then prefills from where this stopped), or another opens.
+    """
+    cancel_warm(ls)
+    doc = ls.documents.get(uri)
+    if ls.worker.state != "ready" or doc is None or not doc.source.strip():
+        return
+    if not ls.config.server.serves(uri, doc.language_id):
+        return
+    job = job_for(ls, uri, prompt_for(ls, uri, doc.source, ""), "", max_tokens=1)
+    ticket = _background(ls)
+    ls.warming = (uri, ticket)
+
+    async def run() -> None:
+        while not ticket.cancelled:
+            result = await ls.worker.call(partial(generate, ls, uri, job, ticket))
+            if result.stop != "cancelled":
+                ls.stats.count(uri, "warmups")
+                return
+            await ls.worker.calm()
+
+    _spawn(run())
+
+
+def cancel_warm(ls: BielikServer, uri: str | None = None) -> None:
+    """Stop prefilling in the background (only for `uri`, when given)."""
+    if ls.warming is not None and uri in (None, ls.warming[0]):
+        ls.warming[1].cancel()
+        ls.warming = None
+
+
+def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
+    """Compute, while the user reads a suggestion, the one that follows once it is accepted.
+
+    Lands in the suggestion cache.
+    """
+    cancel_prepared(ls, uri)
+    if ls.documents.get(uri) is None or not before.strip():
+        return
+    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after)
+    ticket = _background(ls)
+
+    async def run() -> list[Item]:
+        result = await ls.worker.call(partial(generate, ls, uri, job, ticket))
+        ls.stats.add_run(uri, result.stats, result.stop)
+        if ticket.should_stop():
+            return []  # stepped aside or cancelled: a partial text is not a suggestion
+        items = from_result(result, job, "model")
+        if items:
+            ls.cache.put(uri, before, after, items)
+            ls.stats.count(uri, "prepared")
+        return items
+
+    ls.prepared[uri] = Prepared(before, after, ticket, _spawn(run()))
+
+
+def cancel_prepared(ls: BielikServer, uri: str) -> None:
+    old = ls.prepared.pop(uri, None)
+    if old is not None:
+        old.ticket.cancel()
+
+
+async def await_prepared(
+    ls: BielikServer, uri: str, before: str, after: str, arrived: float
+) -> list[Item]:
+    """The prepared suggestions if this request is at the text they were prepared for.
+
+    Waits for them within the time budget; any other request cancels the preparation.
+    """
+    prepared = ls.prepared.get(uri)
+    if prepared is None:
+        return []
+    if (prepared.before, prepared.after) != (before, after):
+        if not prepared.task.done():
+            cancel_prepared(ls, uri)
+        return []
+    del ls.prepared[uri]
+    remaining = ls.config.server.time_budget_ms / 1000 - (time.monotonic() - arrived)
+    try:
+        items = await asyncio.wait_for(asyncio.shield(prepared.task), max(0.0, remaining))
+    except TimeoutError:
+        prepared.ticket.cancel()
+        return []
+    except Exception:
+        return []
+    if items:
+        ls.stats.count(uri, "prepared_used")
+    return items

@@ -1,0 +1,149 @@
+"""What an inline answer is made of: the prompt, one engine run, the items cut from text, ranked.
+
+Items: the model's own continuation, a lookup in the text, a sampled one. Shared by the
+request path (inline.py) and the work done ahead of requests (background.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from decoder.sampling import Sampling
+
+from .completion import (
+    Item,
+    Prompt,
+    align,
+    avoid_repeat,
+    build_prompt,
+    cut,
+    join_point,
+    lookup,
+    prompt_window,
+    unit_end,
+)
+from .language_server import BielikServer
+from .worker import Generated, Ticket
+
+MAX_ITEMS = 3
+SAMPLED = Sampling(temperature=0.8, top_p=0.95)  # an alternative drawn on an explicit request
+
+
+@dataclass(frozen=True)
+class Job:
+    """One engine run for a suggestion: what to continue, and how."""
+
+    prompt: Prompt
+    after: str  # the text after the cursor: the run stops where its output meets it
+    drafter: str
+    mode: str
+    max_tokens: int
+    show_at: float | None = None  # from then on, a whole word is enough
+    sampling: Sampling | None = None  # None: the settings'
+
+
+def context(ls: BielikServer, uri: str, before: str) -> tuple[str, ...]:
+    """The ring's chunks for a prompt in `uri` (none when the ring is off)."""
+    options = ls.config.server
+    if not options.ring:
+        return ()
+    ls.ring.configure(options.ring_chunks, options.ring_chunk_chars)
+    return ls.ring.chosen(uri, prompt_window(before, options.max_prompt_chars))
+
+
+def prompt_for(ls: BielikServer, uri: str, before: str, after: str) -> Prompt:
+    """The prompt for a cursor between `before` and `after` in `uri`."""
+    options = ls.config.server
+    return build_prompt(
+        before,
+        options.max_prompt_chars,
+        after=after,
+        suffix_chars=options.suffix_chars,
+        extra=context(ls, uri, before),
+    )
+
+
+def job_for(ls: BielikServer, uri: str, prompt: Prompt, after: str, **how) -> Job:
+    """A job with the file's speculation and the inline token budget (`how` overrides)."""
+    doc = ls.documents.get(uri)
+    mode, _, drafter, _ = ls.speculation(uri, doc.source if doc else "")
+    fields = {"max_tokens": ls.config.server.inline_max_tokens, **how}
+    return Job(prompt, after, drafter, mode, **fields)
+
+
+def generate(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> Generated:
+    """On the engine thread: one suggestion's worth of text, from the document's prefix cache."""
+    return ls.worker.generate(
+        job.prompt.text,
+        key=uri,
+        max_tokens=job.max_tokens,
+        drafter=job.drafter,
+        override=job.mode,
+        ticket=ticket,
+        enough=partial(enough, prompt=job.prompt, after=job.after, show_at=job.show_at),
+        first_bytes=job.prompt.first_bytes,
+        sampling=job.sampling,
+    )
+
+
+def enough(text: str, prompt: Prompt, after: str = "", show_at: float | None = None) -> bool:
+    """Whether a run has written enough.
+
+    A whole sentence or line (or a glued word), text that meets what follows the cursor, or a
+    whole word once `show_at` has passed: the user sees a short suggestion soon rather than a
+    long one late; the prepared follow-up brings the rest.
+    """
+    aligned = align(text, prompt)
+    if aligned is None or unit_end(aligned) is not None:
+        return True
+    if after and join_point(aligned, after, partial=False) is not None:
+        return True
+    return (
+        show_at is not None and time.monotonic() >= show_at and bool(cut(aligned, finished=False))
+    )
+
+
+def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | None:
+    """What to show of `text` (which continues the cursor); None when nothing is left.
+
+    Up to where it runs into the first words of the text after the cursor, if it repeats none
+    of it before; else cut at a unit, up to where its end joins that text, or before it would
+    repeat any of it.
+    """
+    if text is None:
+        return None
+    at = join_point(text, after, partial=False)
+    if at is not None and avoid_repeat(text[:at], after) == text[:at].rstrip():
+        return Item(text[:at], kind, joins=True) if text[:at].strip() else None
+    shown = cut(text, finished=finished)
+    at = join_point(shown, after)
+    if at is not None:
+        return Item(shown[:at], kind, joins=True) if shown[:at].strip() else None
+    shown = avoid_repeat(shown, after)
+    return Item(shown, kind) if shown.strip() else None
+
+
+def from_result(result: Generated, job: Job, kind: str) -> list[Item]:
+    found = item(align(result.text, job.prompt), job.after, kind, finished=result.stop == "eos")
+    return [found] if found else []
+
+
+def lookup_item(before: str, after: str, sources: tuple[str, ...]) -> list[Item]:
+    """What followed the longest earlier match of the text at the cursor: free, no model run."""
+    found = item(lookup(before, sources), after, "lookup", finished=False)
+    return [found] if found else []
+
+
+def ranked(items: list[Item]) -> list[Item]:
+    """An item that joins the text after the cursor exactly first, then the order given.
+
+    None twice, nor one that only repeats the start of an item before it; MAX_ITEMS at most.
+    """
+    out: list[Item] = []
+    for candidate in sorted(items, key=lambda i: not i.joins):
+        text = candidate.text.rstrip()
+        if text and not any(o.text.rstrip().startswith(text) for o in out):
+            out.append(candidate)
+    return out[:MAX_ITEMS]
