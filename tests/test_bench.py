@@ -154,3 +154,16 @@ def test_quick_bench_end_to_end(tmp_path, gemma, smollm):
     ]
     assert "identical output: 100%" in report and "PREDICTION" in report
     assert {r["label"] for r in data["records"]} == set(LABELS)
+
+
+@pytest.mark.slow
+def test_engines_bench_on_llama_cpp(tmp_path):
+    """Every condition on a structured and a prose excerpt; exact auto's text is plain's."""
+    args = ["bench", "engines", "--per-class", "1", "--tokens", "12", "--quiet"]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "engines.json").read_text(encoding="utf-8"))
+    assert set(data["summary"]) == {"structured", "prose"}
+    for row in data["summary"].values():
+        assert row["same_as_plain"]["ours auto"] == row["excerpts"] == 1
+        assert row["tok_s"]["llama-cpp-python generate"] > 0
+    assert "| ours auto, exact off |" in (tmp_path / "engines.md").read_text(encoding="utf-8")

@@ -65,12 +65,13 @@ def _add_engines(suites: Any) -> None:
     p = suites.add_parser(
         "engines",
         allow_abbrev=False,
-        help="our llama.cpp decoding against llama-cpp-python's own, auto against plain, and MLX",
+        help="our llama.cpp decoding and auto against llama-cpp-python's and llama-server's",
     )
-    p.add_argument("--tokens", type=int, default=64, help="greedy tokens per run")
-    p.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
-    p.add_argument("--no-mlx", action="store_true", help="skip the MLX comparison")
-    p.add_argument("--out", default=".", help="folder for engines.json (default: here)")
+    p.add_argument("--tokens", type=int, default=64, help="greedy tokens per excerpt")
+    p.add_argument("--per-class", type=int, default=6, help="structured and prose excerpts each")
+    p.add_argument("--llama-server", metavar="BIN", help="a llama-server binary to compare with")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=".", help="folder for engines.md/.json (default: here)")
 
 
 def _add_cross(suites: Any) -> None:

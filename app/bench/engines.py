@@ -1,13 +1,15 @@
-"""`bielik-lsp bench engines`: our llama.cpp backend against its peers, in one run.
+"""`bielik-lsp bench engines`: our llama.cpp decoding against its peers, excerpt by excerpt.
 
-Our llama.cpp plain decoding against llama-cpp-python's own generation on the same GGUF (the
-target's, by default the embedded Gemma-3-270M), our auto policy against our plain decoding,
-and MLX against llama.cpp.
+On structured and prose excerpts of the bench corpus, each excerpt goes through every
+condition in turn (so load on a shared machine hits them alike): our plain decoding and `auto`
+with exact numerics (the default), `auto` with the fastest kernels (`exact` off),
+llama-cpp-python's own generation, and with `--llama-server BIN` that llama-server's plain
+decoding and its n-gram speculation (`--spec-type`), all on the target's GGUF.
 
-    bielik-lsp [--threads N] bench engines [--tokens 64] [--reps 3] [--no-mlx]
+    bielik-lsp [--threads N] bench engines [--per-class 6] [--tokens 64] [--llama-server BIN]
 
-Every figure is decode tokens/s (prefill excluded, first token excluded on both sides), median
-of `--reps` interleaved repetitions, and every comparison is a ratio within this run.
+Every figure is decode tokens/s after the first token (llama-server: its own `timings`), and
+every comparison a per-excerpt ratio within this run, its median per content type.
 """
 
 from __future__ import annotations
@@ -16,16 +18,27 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from tqdm import tqdm
+
+from app.bench import llama_server
+from app.bench.corpus import Excerpt, load_corpus, select
 from decoder.config import Settings
 from decoder.engine import PLAIN
 from decoder.generation import collect
 from decoder.pipeline import Pipeline
 
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-PROMPT = "konstytucja.txt"
+LABELS = ("structured", "prose")
+PLAIN_RUN = "ours plain"
+AUTO = "ours auto"
+AUTO_FAST = "ours auto, exact off"
+GENERATE = "llama-cpp-python generate"
+SERVER_PLAIN = "llama-server plain"
+
+Condition = Callable[[Excerpt], dict]
 
 
 def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
@@ -33,94 +46,146 @@ def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
     pipe.reset()
     result = collect(pipe.continue_text(text, max_tokens=tokens, policy=policy))
     stats = result.stats
-    return {"tok_s": stats.tokens_per_second, "ids": result.ids, "reasons": stats.reasons}
+    return {
+        "tok_s": stats.tokens_per_second,
+        "ids": result.ids,
+        "drafted": stats.drafted,
+        "accepted": stats.accepted,
+        "reasons": stats.reasons,
+    }
 
 
-def peer(llm, prompt_ids: list[int], tokens: int) -> dict:
+def generate(llm, prompt_ids: list[int], tokens: int) -> dict:
     """llama-cpp-python's own greedy generation: time from the first token to the last."""
     llm.reset()
-    out, start = [], None
+    out, start = [], 0.0
     for token in llm.generate(prompt_ids, top_k=1, temp=0.0, reset=True):
-        if start is None:
-            start = time.perf_counter()
+        start = start or time.perf_counter()
         out.append(token)
         if len(out) == tokens:
             break
     return {"tok_s": (len(out) - 1) / (time.perf_counter() - start), "ids": out}
 
 
-def run(settings: Settings, args: argparse.Namespace) -> str:
+def peer_llm(pipe: Pipeline):
     from llama_cpp import Llama
 
-    base = replace(settings, backend="llamacpp", max_tokens=args.tokens)
-    pipe = Pipeline.load(base, progress=False)
     runner = pipe.engine.runner
-    llm = Llama(
+    return Llama(
         str(pipe.target.path),
         n_threads=runner.threads,
         n_threads_batch=runner.threads,
         n_ctx=runner.context_length,
-        n_batch=512,
         n_gpu_layers=runner.gpu_layers,
         verbose=False,
     )
-    mlx = None
-    if not args.no_mlx:
-        mlx = Pipeline.load(replace(base, backend="mlx", drafter="none"), progress=False)
-    texts = {
-        name: (SAMPLES / name).read_text(encoding="utf-8")
-        for name in ("konstytucja.txt", "lalka.txt")
-    }
-    runs: dict[str, list[float]] = {}
-    same: dict[str, bool] = {}
-    reasons: dict[str, list[str]] = {}
 
-    def record(name: str, result: dict, plain_ids: list[int] | None = None) -> None:
-        runs.setdefault(name, []).append(result["tok_s"])
-        if plain_ids is not None:
-            same[name] = same.get(name, True) and result["ids"] == plain_ids
-        reasons.setdefault(name, result.get("reasons", []))
 
-    prompt = texts[PROMPT]
-    for _ in range(args.reps):
-        plain = ours(pipe, prompt, args.tokens, auto=False)
-        record("ours llama.cpp plain", plain)
-        record(
-            "llama-cpp-python generate",
-            peer(llm, pipe.engine.encode(prompt), args.tokens),
-            plain["ids"],
-        )
-        for name, text in texts.items():
-            base_run = ours(pipe, text, args.tokens, auto=False)
-            record(f"plain {name}", base_run)
-            record(f"auto {name}", ours(pipe, text, args.tokens, auto=True), base_run["ids"])
-        if mlx is not None:
-            record("ours MLX plain", ours(mlx, prompt, args.tokens, auto=False))
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    ratios = {
-        "ours llama.cpp plain / llama-cpp-python generate (target >= 0.95)": med[
-            "ours llama.cpp plain"
-        ]
-        / med["llama-cpp-python generate"],
-        "auto / plain, konstytucja (structured; target >= 1.5)": med["auto konstytucja.txt"]
-        / med["plain konstytucja.txt"],
-        "auto / plain, lalka (prose; target >= 1.0)": med["auto lalka.txt"]
-        / med["plain lalka.txt"],
+def conditions(exact: Pipeline, fast: Pipeline, servers: list, tokens: int) -> dict[str, Condition]:
+    """Every condition of the run by name, each a function of the excerpt."""
+    llm = peer_llm(exact)
+    conds: dict[str, Condition] = {
+        PLAIN_RUN: lambda e: ours(exact, e.text, tokens, auto=False),
+        AUTO: lambda e: ours(exact, e.text, tokens, auto=True),
+        AUTO_FAST: lambda e: ours(fast, e.text, tokens, auto=True),
+        GENERATE: lambda e: generate(llm, exact.engine.encode(e.text), tokens),
     }
-    if mlx is not None:
-        ratios["MLX plain / llama.cpp plain"] = med["ours MLX plain"] / med["ours llama.cpp plain"]
-    lines = [
-        f"# {args.tokens} greedy tokens, median of {args.reps}; {json.dumps(runner.describe())}"
-    ]
-    lines.append(f"# costs on llama.cpp: {pipe.costs.describe()}")
-    for k, v in med.items():
-        extra = "" if k not in same else f"  (same ids as plain: {same[k]})"
-        lines.append(f"{k:<34} {v:7.1f} tok/s{extra}")
-    lines += [f"{k:<68} {v:5.2f}x" for k, v in ratios.items()]
-    for k in ("auto konstytucja.txt", "auto lalka.txt"):
-        lines.append(f"policy {k}: {'; '.join(reasons.get(k, []))}")
+    for server in servers:
+        conds[server.name] = lambda e, s=server: s.complete(exact.engine.encode(e.text), tokens)
+    return conds
+
+
+def measure(conds: dict[str, Condition], excerpts: list[Excerpt], quiet: bool) -> dict:
+    """Results by condition and excerpt id, every condition on one excerpt before the next."""
+    runs: dict[str, dict[str, dict]] = {name: {} for name in conds}
+    with tqdm(total=len(conds) * len(excerpts), desc="engines", unit="run", disable=quiet) as bar:
+        for excerpt in excerpts:
+            for name, cond in conds.items():
+                runs[name][excerpt.id] = cond(excerpt)
+                bar.update()
+    return runs
+
+
+def ratio(runs: dict, top: str, bottom: str, ids: list[str]) -> float:
+    """The median over `ids` of top's tokens/s over bottom's."""
+    return statistics.median(runs[top][i]["tok_s"] / runs[bottom][i]["tok_s"] for i in ids)
+
+
+def best_ngram(runs: dict, ids: list[str]) -> str | None:
+    """The llama-server n-gram speculation fastest against its plain decoding on `ids`."""
+    specs = [n for n in runs if n.startswith("llama-server ") and n != SERVER_PLAIN]
+    return max(specs, key=lambda n: ratio(runs, n, SERVER_PLAIN, ids), default=None)
+
+
+def summarize(runs: dict, excerpts: list[Excerpt]) -> dict:
+    """Per content type: medians, ratios against the peers, and which texts equal plain's."""
+    out = {}
+    for label in LABELS:
+        ids = [e.id for e in excerpts if e.label == label]
+        plain_ids = {i: runs[PLAIN_RUN][i]["ids"] for i in ids}
+        row = {
+            "excerpts": len(ids),
+            "tok_s": {n: statistics.median(r[i]["tok_s"] for i in ids) for n, r in runs.items()},
+            "same_as_plain": {
+                n: sum(r[i]["ids"] == plain_ids[i] for i in ids) for n, r in runs.items()
+            },
+            "ratios": {
+                "ours auto / ours plain": ratio(runs, AUTO, PLAIN_RUN, ids),
+                "ours auto, exact off / ours plain": ratio(runs, AUTO_FAST, PLAIN_RUN, ids),
+                "ours plain / llama-cpp-python generate": ratio(runs, PLAIN_RUN, GENERATE, ids),
+            },
+        }
+        if SERVER_PLAIN in runs:
+            best = best_ngram(runs, ids)
+            row["best_ngram"] = best
+            row["ratios"].update(
+                {
+                    "ours plain / llama-server plain": ratio(runs, PLAIN_RUN, SERVER_PLAIN, ids),
+                    f"{best} / llama-server plain": ratio(runs, best, SERVER_PLAIN, ids),
+                    f"ours auto / {best}": ratio(runs, AUTO, best, ids),
+                    f"ours auto, exact off / {best}": ratio(runs, AUTO_FAST, best, ids),
+                }
+            )
+        out[label] = row
+    return out
+
+
+def report(summary: dict, head: str) -> str:
+    lines = [head]
+    for label, row in summary.items():
+        lines.append(f"\n## {label} ({row['excerpts']} excerpts)\n")
+        lines += ["| condition | median tok/s | text equal to our plain |", "|---|---|---|"]
+        for name, tok_s in row["tok_s"].items():
+            lines.append(f"| {name} | {tok_s:.1f} | {row['same_as_plain'][name]} |")
+        lines += ["", "| median per-excerpt ratio | |", "|---|---|"]
+        lines += [f"| {name} | {value:.2f}x |" for name, value in row["ratios"].items()]
+    return "\n".join(lines)
+
+
+def run(settings: Settings, args: argparse.Namespace) -> str:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    raw = {"runs": runs, "median": med, "ratios": ratios, "same": same}
-    (out / "engines.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
-    return "\n".join(lines)
+    base = replace(settings, backend="llamacpp", max_tokens=args.tokens)
+    exact = Pipeline.load(replace(base, exact=True), progress=False)
+    fast = Pipeline.load(replace(base, exact=False), progress=False)
+    excerpts = [e for e in select(load_corpus(), args.per_class) if e.label in LABELS]
+    servers = []
+    if args.llama_server:
+        runner = exact.engine.runner
+        servers = llama_server.start_all(args.llama_server, exact.target.path, runner.threads, out)
+    try:
+        runs = measure(conditions(exact, fast, servers, args.tokens), excerpts, args.quiet)
+    finally:
+        for server in servers:
+            server.close()
+    summary = summarize(runs, excerpts)
+    head = (
+        f"# bench engines: {args.tokens} greedy tokens per excerpt, {exact.target.spec}\n\n"
+        f"exact: {exact.exactness.describe()}\n\n"
+        f"llama.cpp: {json.dumps(exact.engine.runner.describe())}"
+    )
+    text = report(summary, head)
+    (out / "engines.md").write_text(text + "\n", encoding="utf-8")
+    raw = {"summary": summary, "runs": runs}
+    (out / "engines.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    return text
