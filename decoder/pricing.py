@@ -117,7 +117,8 @@ class Acceptance:
 
     Leviathan et al.'s formula assumes one i.i.d. rate; copied text breaks that (once a copy is
     accepted for three tokens it usually goes on), so we keep a Beta-prior rate per position,
-    updated per cycle and forgetting old cycles. With equal rates this is exactly their formula.
+    updated per cycle and forgetting old cycles, each position's prior the rate of the one before.
+    With no evidence this is exactly their formula.
     """
 
     prior: float
@@ -138,8 +139,15 @@ class Acceptance:
             self.hits[j] += j < accepted
 
     def rate(self, j: int) -> float:
-        j = min(j, self.size - 1)
-        return (self.hits[j] + self.prior * self.weight) / (self.trials[j] + self.weight)
+        """Position j's rate; its prior is position j-1's rate (the first's: `prior`).
+
+        A position never reached yet so inherits what the positions before it showed: a copy
+        accepted in full so far is priced as going on, not as starting over from the prior.
+        """
+        rate = self.prior
+        for i in range(min(j, self.size - 1) + 1):
+            rate = (self.hits[i] + rate * self.weight) / (self.trials[i] + self.weight)
+        return rate
 
     @property
     def alpha(self) -> float:

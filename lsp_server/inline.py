@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
+import time
 from dataclasses import replace
 from functools import partial
 
@@ -36,6 +38,8 @@ from .suggestions import (
     ranked,
 )
 from .worker import Generated, Ticket
+
+log = logging.getLogger(__name__)
 
 ACCEPTED = "bielik.accepted"  # the command each item carries; editors run it on accept
 NOTHING = types.InlineCompletionList(items=[])
@@ -91,6 +95,7 @@ async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
     await asyncio.sleep(0)
     current = ls.documents.get(uri)
     if current is not None and current.version == version:
+        log.debug("answer sent: %s version %d at %.6f", uri, version, time.monotonic())
         return False
     ls.stats.count(uri, "stale_dropped")
     return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import time
 
@@ -22,6 +23,7 @@ from .documents import PositionError, edit_end
 from .language_server import BielikServer
 from .settings import SECTION
 
+DEBUG_ENV = "BIELIK_LSP_DEBUG"  # comma-separated loggers to log at debug level, to stderr
 DID_SHOW = "textDocument/didShowCompletion"  # Copilot's notifications, recorded in stats
 DID_PARTIALLY_ACCEPT = "textDocument/didPartiallyAcceptCompletion"
 log = logging.getLogger("bielik-lsp")
@@ -163,6 +165,8 @@ def serve(settings: Settings, tcp: str | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="bielik-lsp %(levelname)s %(name)s: %(message)s"
     )
+    for name in filter(None, os.environ.get(DEBUG_ENV, "").split(",")):
+        logging.getLogger(name.strip()).setLevel(logging.DEBUG)
     ls = build(settings)
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -70,6 +70,14 @@ def test_acceptance_learns_runs():
     assert a.expected_tokens(8) > expected_tokens(a.alpha, 8)
 
 
+def test_unreached_positions_inherit_the_last_reached_rate():
+    """A copy accepted in full up to k is priced as going on past k, not from the prior."""
+    a = Acceptance(0.5)
+    for _ in range(10):
+        a.update(4, 4)
+    assert a.rate(8) == a.rate(4) > 0.85 and a.expected_tokens(8) > 6
+
+
 def test_acceptance_learns_and_forgets():
     a = Acceptance(0.5)
     for _ in range(10):

@@ -123,6 +123,8 @@ def test_tiny_typing_run_against_the_real_server(tmp_path):
     assert record["summary"]["mid"]["repeats"] == 0  # nor a repeat of the text after the cursor
     log = (tmp_path / "server.log").read_text(encoding="utf-8")
     assert "WARNING" not in log, log[-2000:]  # late cancels are routine, not warnings
+    assert "answer sent: file://" in log  # what tells a stale answer from one that crossed an edit
+    assert c["stale"] + c["crossed"] == len(c["outdated"])
 
 
 @pytest.mark.slow

@@ -182,6 +182,8 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
     head = (
         f"# bench engines: {args.tokens} greedy tokens per excerpt, {exact.target.spec}\n\n"
         f"exact: {exact.exactness.describe()}\n\n"
+        f"costs (exact kernels): {exact.costs.describe()}\n\n"
+        f"costs (exact off): {fast.costs.describe()}\n\n"
         f"llama.cpp: {json.dumps(exact.engine.runner.describe())}"
     )
     text = report(summary, head)

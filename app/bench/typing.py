@@ -13,8 +13,9 @@ elsewhere); `--ring both` runs the whole benchmark with the ring on, then off.
 
 Measured: pause -> suggestion latency (p50/p95), the share of pauses that got a suggestion, the
 characters the typist then typed exactly as suggested, suggestions that repeat the text after the
-cursor, stale answers (a non-empty suggestion arriving for a document version the client has
-already moved past), and the server's resident memory (sampled). `--minutes N` is a storm
+cursor, stale answers (a non-empty suggestion the server sent for a document version after the
+edit that left it was sent; one sent before, that crossed the edit in flight, is counted apart),
+and the server's resident memory (sampled). `--minutes N` is a storm
 instead: the typist never pauses, every excerpt becomes another open document, and typing goes
 on through the corpus for N minutes (keystrokes and cancels only) while the memory is recorded
 over time.
@@ -43,6 +44,7 @@ from app.bench.corpus import Excerpt, load_corpus
 from app.errors import UserError
 from decoder.backends.base import common_prefix
 from lsp_server.compat import server_process
+from lsp_server.server import DEBUG_ENV
 
 LABELS = ("structured", "prose")
 PLACES = ("end", "mid")  # where in its document an excerpt is typed
@@ -214,13 +216,18 @@ class Pause:
     items: int = 0  # items in the answer (alternatives)
 
 
+ANSWER_SENT = re.compile(r"answer sent: (\S+) version (\d+) at ([\d.]+)")
+
+
 @dataclass
 class Counts:
     keystrokes: int = 0
     requests: int = 0
     cancelled: int = 0  # answered -32800 after our $/cancelRequest
-    stale: int = 0  # a non-empty suggestion for a version the document no longer has
+    stale: int = 0  # a non-empty suggestion sent after the edit that outdated it was sent
+    crossed: int = 0  # one for an outdated version, sent before that edit: they crossed
     stale_after_ms: list[float] = field(default_factory=list)  # each: since the outdating key
+    outdated: list[tuple[str, int, float]] = field(default_factory=list)  # uri, version, key
     while_typing: int = 0  # non-empty suggestions for the current version between pauses
     errors: int = 0  # other error answers
     documents: int = 0  # documents opened
@@ -370,7 +377,7 @@ class Editor:
         self.text = self.text[: self.cursor] + char + self.text[self.cursor :]
         self.cursor += len(char)
         self.version += 1
-        self.typed_at[self.version] = time.perf_counter()
+        self.typed_at[self.version] = time.monotonic()  # the server's clock too
         self.counts.keystrokes += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -412,9 +419,9 @@ class Editor:
                     self.messages.append(f"inlineCompletion error: {e}")
                 items = []
             if items and version != self.version:
-                self.counts.stale += 1
-                since = time.perf_counter() - self.typed_at.get(version + 1, sent)
-                self.counts.stale_after_ms.append(round(since * 1000, 1))
+                key = self.typed_at.get(version + 1, time.monotonic())
+                self.counts.outdated.append((self.uri, version, key))
+                self.counts.stale_after_ms.append(round((time.monotonic() - key) * 1000, 1))
             if not answer.done():
                 answer.set_result((items, took, version == self.version))
 
@@ -615,6 +622,7 @@ async def run(
     finally:
         sampler.cancel()
         await editor.stop()
+    split_outdated(editor.counts, log)
     record.summary = summaries(pauses, editor.typed)
     record.load_average.append(machine.load_average())
     record.counts = asdict(editor.counts)
@@ -658,9 +666,29 @@ def summaries(pauses: list[Pause], typed: dict[str, int]) -> dict:
     return out
 
 
+def split_outdated(counts: Counts, log: Path) -> None:
+    """Answers for an outdated version: sent before the outdating edit (crossed), or after it.
+
+    The server logs when it checked each answer against the document and sent it, on the
+    machine's monotonic clock, the one the typist stamps keystrokes with.
+    """
+    sent: dict[tuple[str, int], float] = {}
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        if found := ANSWER_SENT.search(line):
+            uri, version, at = found.groups()
+            key = (uri, int(version))
+            sent[key] = max(sent.get(key, 0.0), float(at))
+    for uri, version, key_at in counts.outdated:
+        if sent.get((uri, version), float("inf")) < key_at:
+            counts.crossed += 1
+        else:
+            counts.stale += 1
+
+
 def _server_env() -> dict:
     return {
         **os.environ,
+        DEBUG_ENV: "lsp_server.inline",  # when each answer was sent: split_outdated
         "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
     }
 
@@ -707,8 +735,9 @@ def report(record: Run) -> str:
         "",
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
         f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
-        f"**{c['stale']} stale** (a suggestion for a document version the typist had already "
-        f"left{_stale_after(c)}), **{record.summary['mid']['repeats']} suggestions repeating "
+        f"**{c['stale']} stale** (a suggestion the server sent for a document version after "
+        f"the edit that left it was sent){_crossed(c)}, "
+        f"**{record.summary['mid']['repeats']} suggestions repeating "
         f"the text after the cursor**, {record.summary['all']['with_alternatives']} answers "
         "with alternatives. "
         f"Server peak RSS {record.memory['peak_mb']:.0f} MB.",
@@ -745,30 +774,29 @@ def _ring_compared(record: Run) -> list[str]:
         f"{_load_text(off['load_average'])}):",
         "",
         "| ring | pause → suggestion p50 | p95 | typed exactly as suggested | end | inside | "
-        "repeating | stale |",
-        "|---|---|---|---|---|---|---|---|",
+        "repeating | stale | crossed in flight |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, run in (("on", asdict(record)), ("off", off)):
         a, summary = run["summary"]["all"], run["summary"]
         lines.append(
             f"| {name} | {_ms(a['p50_ms'])} | {_ms(a['p95_ms'])} | {a['typed_as_suggested']} of "
             f"{a['typed_chars']} ({_share(a)}) | {_share(summary['end'])} | "
-            f"{_share(summary['mid'])} | {summary['mid']['repeats']} | {run['counts']['stale']} |"
+            f"{_share(summary['mid'])} | {summary['mid']['repeats']} | {run['counts']['stale']} | "
+            f"{run['counts'].get('crossed', 0)} |"
         )
     return lines
 
 
-def _stale_after(counts: dict) -> str:
-    """How late the stale answers came.
-
-    Within ms of the key that outdated them, they crossed that edit on its way to the server.
-    """
-    after = counts.get("stale_after_ms") or []
-    if not after:
+def _crossed(counts: dict) -> str:
+    """The answers for an outdated version that the server sent before the outdating edit."""
+    crossed = counts.get("crossed", 0)
+    if not crossed:
         return ""
+    after = counts.get("stale_after_ms") or [0.0]
     return (
-        f"; they arrived {min(after):.0f}–{max(after):.0f} ms after the keystroke that outdated "
-        "them"
+        f", {crossed} crossed an edit in flight (sent before the keystroke that outdated them, "
+        f"arriving {min(after):.0f}–{max(after):.0f} ms after it: the editor had cancelled them)"
     )
 
 
