@@ -125,6 +125,7 @@ def test_peer_ratios_are_per_excerpt_against_our_plain_run():
         ["--sweep-ks", "0"],
         ["--backend", "mlx,vulkan"],
         ["--translations", "anchored,exact"],
+        ["engines", "--llama-server", "/nonexistent/llama-server"],
     ],
 )
 def test_bad_bench_flags_give_one_line_errors(flags, capsys):

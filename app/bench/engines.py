@@ -163,6 +163,8 @@ def report(summary: dict, head: str) -> str:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> str:
+    if args.llama_server:
+        llama_server.require(args.llama_server)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     base = replace(settings, backend="llamacpp", max_tokens=args.tokens)

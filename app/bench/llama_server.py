@@ -8,6 +8,7 @@ decodes from), greedy, without its prompt cache; speed is the server's own `timi
 
 from __future__ import annotations
 
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,6 +16,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from app.errors import UserError
 
 SPEC_TYPES = ("ngram-mod", "ngram-simple", "ngram-map-k")  # --spec-type values compared
 START_TIMEOUT_S = 120
@@ -45,7 +48,7 @@ class LlamaServer:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited; its log: {self.log}")
+                raise UserError(f"{self.name} exited at start; its log: {self.log}")
             try:
                 if self.client.get("/health").status_code == 200:
                     return
@@ -53,7 +56,7 @@ class LlamaServer:
                 pass
             time.sleep(0.5)
         self.close()
-        raise RuntimeError(f"{self.name} did not start in {START_TIMEOUT_S} s; its log: {self.log}")
+        raise UserError(f"{self.name} did not start in {START_TIMEOUT_S} s; its log: {self.log}")
 
     def pause(self) -> None:
         self.proc.send_signal(signal.SIGSTOP)
@@ -91,8 +94,15 @@ class LlamaServer:
         self.client.close()
 
 
+def require(binary: str) -> None:
+    """Fail before any model loads when `binary` cannot be run."""
+    if shutil.which(binary) is None:
+        raise UserError(f"--llama-server: {binary!r} is not an executable file")
+
+
 def start_all(binary: str, gguf: Path, threads: int, out: Path) -> list[LlamaServer]:
     """Plain and every compared n-gram speculation, each logging to OUT/llama-server-*.log."""
+    require(binary)
     servers = []
     try:
         for spec in (None, *SPEC_TYPES):
