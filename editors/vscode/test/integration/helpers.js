@@ -1,7 +1,9 @@
 // Shared by the integration tests: how to start a server process, and an inbox of notifications.
 'use strict';
+const cp = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const rpc = require('vscode-jsonrpc/node');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 
@@ -19,6 +21,18 @@ function serverCommand() {
     return { command: argv[0], args: argv.slice(1) };
   }
   return { command: python(), args: ['-m', 'app.cli', 'serve'] };
+}
+
+/**
+ * Start `command args` from the repository root as an editor starts a server, and open a
+ * JSON-RPC connection on its stdio (not yet listening). `stderr()` is what it wrote there so far.
+ */
+function spawnServer(command, args) {
+  const child = cp.spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONPATH: ROOT } });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  return { child, conn, stderr: () => err };
 }
 
 /** Waits for a notification matching `pred` (already received ones included). */
@@ -48,4 +62,4 @@ async function stop(conn, child) {
   conn.dispose();
 }
 
-module.exports = { ROOT, python, serverCommand, Inbox, stop };
+module.exports = { ROOT, python, serverCommand, spawnServer, Inbox, stop };

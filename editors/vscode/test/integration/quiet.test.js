@@ -3,22 +3,17 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const cp = require('node:child_process');
-const rpc = require('vscode-jsonrpc/node');
 const config = require('../../out/config');
 const proto = require('../../out/protocol');
 const { StatusModel, formatStats } = require('../../out/status');
-const { ROOT, Inbox, serverCommand, stop } = require('./helpers');
+const { Inbox, serverCommand, spawnServer, stop } = require('./helpers');
 
 const READY_TIMEOUT_MS = Number(process.env.BIELIK_READY_TIMEOUT_MS || 300000);
 const DEFAULTS = config.serverSettings(() => ({})); // nothing set: what the extension sends
 
 test('default settings: the server starts without a message', { timeout: READY_TIMEOUT_MS + 60000 }, async () => {
   const { command, args } = serverCommand();
-  const child = cp.spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONPATH: ROOT } });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  const { child, conn, stderr } = spawnServer(command, args);
   const statuses = new Inbox();
   const messages = [];
   const model = new StatusModel();
@@ -37,7 +32,7 @@ test('default settings: the server starts without a message', { timeout: READY_T
     });
     conn.sendNotification('initialized', {});
     const ready = await statuses.wait((s) => s.state === 'ready' || s.state === 'error', READY_TIMEOUT_MS, 'ready');
-    assert.equal(ready.state, 'ready', `${ready.message}\n${stderr.slice(-2000)}`);
+    assert.equal(ready.state, 'ready', `${ready.message}\n${stderr().slice(-2000)}`);
     const uri = 'file:///tmp/umowa.md';
     conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: 'Umowa najmu lokalu' } });
     const report = await conn.sendRequest('workspace/executeCommand', proto.statsParams(uri));

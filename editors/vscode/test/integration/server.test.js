@@ -7,13 +7,11 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const cp = require('node:child_process');
-const rpc = require('vscode-jsonrpc/node');
 const config = require('../../out/config');
 const inline = require('../../out/inline');
 const proto = require('../../out/protocol');
 const { StatusModel, formatStats } = require('../../out/status');
-const { ROOT, Inbox, serverCommand, stop } = require('./helpers');
+const { Inbox, serverCommand, spawnServer, stop } = require('./helpers');
 const READY_TIMEOUT_MS = Number(process.env.BIELIK_READY_TIMEOUT_MS || 300000);
 const TEXT = 'W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, ' +
   'warszawscy kupcy tudzież inteligencja pewnej okolicy Krakowskiego Przedmieścia niemniej ' +
@@ -39,10 +37,7 @@ function offsetOf(text, pos) {
 
 test('the extension protocol against the real bielik-lsp server', { timeout: READY_TIMEOUT_MS + 240000 }, async (t) => {
   const { command, args } = serverCommand();
-  const child = cp.spawn(command, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONPATH: ROOT } });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  const { child, conn, stderr } = spawnServer(command, args);
   const statuses = new Inbox();
   const progress = new Inbox();
   const messages = [];
@@ -100,7 +95,7 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
 
     await t.test('the model becomes ready (status notifications)', async () => {
       const ready = await statuses.wait((s) => s.state === 'ready' || s.state === 'error', READY_TIMEOUT_MS, 'bielik/status ready');
-      assert.equal(ready.state, 'ready', `model failed: ${ready.message}\n${stderr.slice(-2000)}`);
+      assert.equal(ready.state, 'ready', `model failed: ${ready.message}\n${stderr().slice(-2000)}`);
       assert.ok(statuses.items.some((s) => s.state === 'loading'), 'a loading status came first');
       assert.match(model.render().text, /Bielik/);
       assert.equal(model.state, 'ready');

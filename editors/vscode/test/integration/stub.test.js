@@ -6,17 +6,14 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const cp = require('node:child_process');
-const rpc = require('vscode-jsonrpc/node');
 const { load, protocolConverter } = require('../unit/mock-vscode');
-const { ROOT, python, stop } = require('./helpers');
+const { python, spawnServer, stop } = require('./helpers');
 
 const URI = 'file:///tmp/umowa.md';
 const TEXT = 'Umowa najmu';
 
 test('three items from a server: all reach VS Code, a partial accept names the one taken', async () => {
-  const child = cp.spawn(python(), ['-m', 'tests.editor_stub'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+  const { child, conn } = spawnServer(python(), ['-m', 'tests.editor_stub']);
   conn.listen();
   try {
     await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
