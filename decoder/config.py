@@ -178,9 +178,14 @@ class Settings:
     def __post_init__(self) -> None:
         validate(self, "engine")
         try:
-            Sampling(self.temperature, self.top_p, self.seed)
+            self.sampling  # noqa: B018 - builds it once to check the values
         except ValueError as error:
             raise ConfigError(str(error)) from None
+
+    @property
+    def sampling(self) -> Sampling:
+        """How tokens are picked, unless a request brings its own."""
+        return Sampling(self.temperature, self.top_p, self.seed)
 
     @property
     def target_backend(self) -> str:

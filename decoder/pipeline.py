@@ -198,10 +198,6 @@ class Pipeline:
         found += f"; {numerics}" if numerics else ""
         return f"{self.engine.runner.name}: {INEXACT} ({found})"
 
-    def sampling(self) -> Sampling:
-        s = self.settings
-        return Sampling(s.temperature, s.top_p, s.seed)
-
     def continue_text(
         self,
         text: str,
@@ -217,7 +213,7 @@ class Pipeline:
             self.engine.encode(text),
             max_tokens=max_tokens or self.settings.max_tokens,
             policy=policy or self.policy(text=text),
-            sampling=sampling or self.sampling(),
+            sampling=sampling or self.settings.sampling,
             prompt_text=text,
             should_stop=should_stop,
             first_bytes=first_bytes,

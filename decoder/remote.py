@@ -335,8 +335,7 @@ class RemoteEngine:
                 f"{self.health.message} (next try in {self.health.wait_s():.0f}s)"
             )
         policy, s = policy or self.policy(), self.settings
-        sampling = sampling or Sampling(s.temperature, s.top_p, s.seed)
-        request = self._request(text, max_tokens or s.max_tokens, policy, sampling)
+        request = self._request(text, max_tokens or s.max_tokens, policy, sampling or s.sampling)
         return self._stream(request, policy, should_stop or (lambda: False))
 
     def _request(
