@@ -138,16 +138,22 @@ class Acceptance:
             self.trials[j] += 1
             self.hits[j] += j < accepted
 
-    def rate(self, j: int) -> float:
-        """Position j's rate; its prior is position j-1's rate (the first's: `prior`).
+    def rates(self, n: int) -> list[float]:
+        """The first `n` positions' rates, each position's prior the rate of the one before.
 
         A position never reached yet so inherits what the positions before it showed: a copy
         accepted in full so far is priced as going on, not as starting over from the prior.
+        Past the last tracked position, its rate holds.
         """
-        rate = self.prior
-        for i in range(min(j, self.size - 1) + 1):
-            rate = (self.hits[i] + rate * self.weight) / (self.trials[i] + self.weight)
-        return rate
+        out, rate = [], self.prior
+        for j in range(n):
+            if j < self.size:
+                rate = (self.hits[j] + rate * self.weight) / (self.trials[j] + self.weight)
+            out.append(rate)
+        return out
+
+    def rate(self, j: int) -> float:
+        return self.rates(j + 1)[-1]
 
     @property
     def alpha(self) -> float:
@@ -156,8 +162,8 @@ class Acceptance:
 
     def expected_tokens(self, k: int) -> float:
         total, survive = 1.0, 1.0
-        for j in range(k):
-            survive *= self.rate(j)
+        for rate in self.rates(k):
+            survive *= rate
             total += survive
         return total
 
