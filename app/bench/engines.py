@@ -3,8 +3,9 @@
 On structured and prose excerpts of the bench corpus, each excerpt goes through every
 condition in turn (so load on a shared machine hits them alike): our plain decoding and `auto`
 with exact numerics (the default), `auto` with the fastest kernels (`exact` off),
-llama-cpp-python's own generation, and with `--llama-server BIN` that llama-server's plain
-decoding and its n-gram speculation (`--spec-type`), all on the target's GGUF.
+llama-cpp-python's own generation, plain and with its prompt lookup (app/bench/peers.py), and
+with `--llama-server BIN` that llama-server's plain decoding and its n-gram speculation
+(`--spec-type`), all on the target's GGUF and the same token ids.
 
     bielik-lsp [--threads N] bench engines [--per-class 6] [--tokens 64] [--llama-server BIN]
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from app.bench import llama_server
 from app.bench.corpus import Excerpt, load_corpus, select
+from app.bench.peers import Peer, backend_peers, time_peer
 from decoder.config import Settings
 from decoder.engine import PLAIN
 from decoder.generation import collect
@@ -38,7 +39,7 @@ AUTO_FAST = "ours auto, exact off"
 GENERATE = "llama-cpp-python generate"
 SERVER_PLAIN = "llama-server plain"
 
-Condition = Callable[[Excerpt], dict]
+Condition = Callable[[str, list[int]], dict]  # (the excerpt's text, its token ids) -> result
 
 
 def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
@@ -55,53 +56,41 @@ def ours(pipe: Pipeline, text: str, tokens: int, auto: bool) -> dict:
     }
 
 
-def generate(llm, prompt_ids: list[int], tokens: int) -> dict:
-    """llama-cpp-python's own greedy generation: time from the first token to the last."""
-    llm.reset()
-    out, start = [], 0.0
-    for token in llm.generate(prompt_ids, top_k=1, temp=0.0, reset=True):
-        start = start or time.perf_counter()
-        out.append(token)
-        if len(out) == tokens:
-            break
-    return {"tok_s": (len(out) - 1) / (time.perf_counter() - start), "ids": out}
+def peer_condition(peer: Peer, tokens: int) -> Condition:
+    """A library's own generation (app/bench/peers.py), timed from its first token to its last."""
 
+    def run(text: str, ids: list[int]) -> dict:
+        timed = time_peer(peer, ids, tokens)
+        return {"tok_s": timed["stats"]["tokens_per_second"], "ids": timed["ids"]}
 
-def peer_llm(pipe: Pipeline):
-    from llama_cpp import Llama
-
-    runner = pipe.engine.runner
-    return Llama(
-        str(pipe.target.path),
-        n_threads=runner.threads,
-        n_threads_batch=runner.threads,
-        n_ctx=runner.context_length,
-        n_gpu_layers=runner.gpu_layers,
-        verbose=False,
-    )
+    return run
 
 
 def conditions(exact: Pipeline, fast: Pipeline, servers: list, tokens: int) -> dict[str, Condition]:
-    """Every condition of the run by name, each a function of the excerpt."""
-    llm = peer_llm(exact)
+    """Every condition of the run by name."""
     conds: dict[str, Condition] = {
-        PLAIN_RUN: lambda e: ours(exact, e.text, tokens, auto=False),
-        AUTO: lambda e: ours(exact, e.text, tokens, auto=True),
-        AUTO_FAST: lambda e: ours(fast, e.text, tokens, auto=True),
-        GENERATE: lambda e: generate(llm, exact.engine.encode(e.text), tokens),
+        PLAIN_RUN: lambda text, ids: ours(exact, text, tokens, auto=False),
+        AUTO: lambda text, ids: ours(exact, text, tokens, auto=True),
+        AUTO_FAST: lambda text, ids: ours(fast, text, tokens, auto=True),
     }
+    for peer in backend_peers("llamacpp", exact.engine.runner):
+        conds[peer.name] = peer_condition(peer, tokens)
     for server in servers:
-        conds[server.name] = lambda e, s=server: s.complete(exact.engine.encode(e.text), tokens)
+        conds[server.name] = lambda text, ids, s=server: s.complete(ids, tokens)
     return conds
 
 
-def measure(conds: dict[str, Condition], excerpts: list[Excerpt], quiet: bool) -> dict:
-    """Results by condition and excerpt id, every condition on one excerpt before the next."""
+def measure(pipe: Pipeline, conds: dict[str, Condition], excerpts: list[Excerpt], quiet: bool):
+    """Results by condition and excerpt id, every condition on one excerpt before the next.
+
+    The peers get the ids our engine decodes from (`pipe`'s tokenizer).
+    """
     runs: dict[str, dict[str, dict]] = {name: {} for name in conds}
     with tqdm(total=len(conds) * len(excerpts), desc="engines", unit="run", disable=quiet) as bar:
         for excerpt in excerpts:
+            ids = pipe.engine.encode(excerpt.text)
             for name, cond in conds.items():
-                runs[name][excerpt.id] = cond(excerpt)
+                runs[name][excerpt.id] = cond(excerpt.text, ids)
                 bar.update()
     return runs
 
@@ -176,7 +165,7 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
         runner = exact.engine.runner
         servers = llama_server.start_all(args.llama_server, exact.target.path, runner.threads, out)
     try:
-        runs = measure(conditions(exact, fast, servers, args.tokens), excerpts, args.quiet)
+        runs = measure(exact, conditions(exact, fast, servers, args.tokens), excerpts, args.quiet)
     finally:
         for server in servers:
             server.close()
