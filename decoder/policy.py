@@ -3,7 +3,8 @@
 Three inputs:
 - the content type around the cursor (polish.content): free prose rarely repeats itself;
 - the costs measured on this machine (decoder/pricing.py);
-- the running acceptance of each drafter (per match length for drafts that start with a copy).
+- what each draft is likely to keep: a copy's tokens from how the context's n-grams went on
+  before, a drafter model's from its running acceptance.
 Each cycle every drafter prices itself (`Drafter.offer`) and the best offer wins, if it beats
 plain decoding by a margin. A run of cycles that accept at most one token switches speculation
 off for a while, then it probes again. Confident prose speculates only while the model is
@@ -64,7 +65,8 @@ class AutoPolicy:
         self._last = None
         if cycle.drafted == 0:
             return
-        self.acceptance[last.key].update(cycle.drafted, cycle.accepted)
+        if last.key is not None:
+            self.acceptance[last.key].update(cycle.drafted, cycle.accepted)
         poor = cycle.accepted <= 1 and cycle.accepted < cycle.drafted
         self._poor = self._poor + 1 if poor else 0
         if self._poor >= self.fallback_cycles and self.override != "on":
@@ -89,7 +91,8 @@ class AutoPolicy:
                 f"plain decoding for {self._pause} tokens",
             )
         content = self.content.reason if self.content else "content unknown"
-        market = Market(self.costs, self.k_max, self._prose, self._match(ctx.ids), self.acceptance)
+        match = self._match(ctx.ids)
+        market = Market(self.costs, self.k_max, self._prose, match, ctx.ids, self.acceptance)
         if market.prose and market.match < PROSE_MIN_MATCH:
             return Choice(None, 0, f"{content}: speculation off unless the text repeats")
         offers = [

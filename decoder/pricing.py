@@ -2,9 +2,10 @@
 
 - Costs: t(n)/t(1), the cost of verifying n tokens in one target pass relative to one plain
   step, and the drafter model's cost per token, measured on the backend in use;
-- Acceptance: the running acceptance per draft position, turned into expected tokens per cycle
-  (Leviathan et al.'s (1 - a^(k+1)) / (1 - a), generalised to one rate per position because
-  copied text is accepted in runs, not token by token);
+- Acceptance: a drafter model's running acceptance per draft position, turned into expected
+  tokens per cycle (Leviathan et al.'s (1 - a^(k+1)) / (1 - a), generalised to one rate per
+  position because copied text is accepted in runs, not token by token); a lookup draft is
+  priced per token from the context's own n-gram counts instead (`LookupDrafter.rates`);
 - Market and Offer: what a drafter is told when `auto` asks it for a price, and its answer
   (each drafter prices itself: `Drafter.offer`).
 """
@@ -20,10 +21,12 @@ from decoder.backends.base import Backend
 # Pass widths timed at load: short drafts, and the long ones a long copy is drafted in (a pass
 # over many tokens costs far less per token than one over few, on every backend measured).
 PROBE_SIZES = (1, 2, 3, 5, 9, 17, 33)
-# Acceptance before evidence, by lookup match length (structured text, then confident prose):
-# the longer the context repeats earlier text, the longer the copy usually goes on.
-LOOKUP_PRIOR = {1: 0.35, 2: 0.5, 3: 0.65, 5: 0.8, 8: 0.85, 16: 0.9, 32: 0.93}
-PROSE_PRIOR = {1: 0.1, 2: 0.2, 3: 0.35, 5: 0.6, 8: 0.7, 16: 0.8, 32: 0.85}
+# How often the target goes on copying, by how many tokens the context already repeats: the
+# share of positions where its next token was the one lookup drafts, over the plain greedy
+# continuations (128 tokens) of the corpus's 60 structured and prose excerpts by the embedded
+# target on llama.cpp (`bielik-lsp bench priors`, docs/bench/priors). A lookup draft's tokens
+# are priced from the context's own counts, smoothed towards this (decoder/drafting/lookup.py).
+LOOKUP_PRIOR = {1: 0.28, 2: 0.62, 3: 0.76, 5: 0.88, 8: 0.93, 16: 0.97, 32: 0.99}
 MODEL_PRIOR = 0.3  # a drafter model must earn its cost before it is used much
 
 
@@ -161,11 +164,20 @@ class Acceptance:
         return self.rate(0)
 
     def expected_tokens(self, k: int) -> float:
-        total, survive = 1.0, 1.0
-        for rate in self.rates(k):
-            survive *= rate
-            total += survive
-        return total
+        return expected_tokens(self.rates(k))[-1]
+
+
+def expected_tokens(rates: list[float]) -> list[float]:
+    """Expected tokens a cycle commits when the first k are drafted, for k = 0..len(rates).
+
+    `rates[j]` is draft position j's acceptance given the positions before it were accepted;
+    the target's own token comes on top.
+    """
+    out, survive = [1.0], 1.0
+    for rate in rates:
+        survive *= rate
+        out.append(out[-1] + survive)
+    return out
 
 
 def bucket(match: int) -> int:
@@ -179,7 +191,7 @@ class Offer:
 
     speedup: float  # expected, over plain decoding
     k: int  # draft length in target tokens
-    key: tuple[str, int]  # whose acceptance the cycle's outcome updates
+    key: tuple[str, int] | None  # whose running acceptance the outcome updates (None: no one's)
     pause_scale: float = 1.0  # after failing cycles, pause this share of the usual pause
 
 
@@ -191,6 +203,7 @@ class Market:
     k_max: int
     prose: bool  # confident prose: only copying pays
     match: int  # the context's longest earlier repeat, in tokens (the lookup index)
+    ids: list[int] = field(default_factory=list)  # the committed context
     acceptance: dict[tuple[str, int], Acceptance] = field(default_factory=dict)
 
     def estimate(self, key: tuple[str, int], prior: float) -> Acceptance:
@@ -201,7 +214,7 @@ class Market:
 
     def lookup_prior(self) -> float:
         """The prior for a draft that starts with the current lookup match."""
-        return (PROSE_PRIOR if self.prose else LOOKUP_PRIOR)[bucket(self.match)]
+        return LOOKUP_PRIOR[bucket(self.match)]
 
     def model_offer(self, name: str, passes_per_token: float, free: int = 0) -> Offer:
         """The price of a draft from the drafter model (after `free` lookup tokens)."""

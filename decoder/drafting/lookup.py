@@ -5,15 +5,33 @@ that occurred before wins (ties go to the most recent occurrence), the draft is 
 it, and its length grows with the length of the match. Nothing matches, nothing is proposed.
 transformers' `prompt_lookup_num_tokens` does a fixed-size n-gram search over a torch tensor
 each step; this keeps an incremental index so a cycle costs O(max_ngram), not O(context).
+
+A draft is priced token by token from how often each n-gram of the context was followed by
+what the draft says (as SuffixDecoding scores its candidates by frequency): a list item copied
+so far goes on where every earlier item went on alike, and stops being trusted where the items
+differed (the number, the next word after a repeated phrase).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from decoder.backends.base import common_prefix
 from decoder.drafting.drafter import NO_DRAFT, Context, Draft
-from decoder.pricing import Market, Offer, best_k, bucket
+from decoder.pricing import LOOKUP_PRIOR, Market, Offer, best_k, bucket, expected_tokens
 from decoder.sampling import Keys, Sampling
 
 MAX_MATCH = 256  # a match is measured back this far (its length prices and sizes the draft)
+EVIDENCE = 2.0  # weight of the prior against the counted continuations of an n-gram
+BRANCH_ORDER = 3  # a long context's token is also checked against this short one's continuations
+MAX_RATE = 0.98  # no drafted token is certain
+
+
+class Gram(NamedTuple):
+    """An n-gram of the context: where it ended, and which tokens followed it how often."""
+
+    ends: list[int]
+    after: dict[int, int]
 
 
 class LookupDrafter:
@@ -24,18 +42,48 @@ class LookupDrafter:
         self.min_ngram = min_ngram
         self.tokens_per_match = tokens_per_match  # draft length allowed per matched token
         self.ids: list[int] = []
-        self.index: dict[tuple[int, ...], tuple[int, int]] = {}  # n-gram -> (previous, last) end
+        self.grams: dict[tuple[int, ...], Gram] = {}
+        self._tail: list[Gram] = []  # the n-grams ending at the last id: what comes next follows
 
     def _sync(self, ids: list[int]) -> None:
-        same = len(self.ids) <= len(ids) and ids[: len(self.ids)] == self.ids
-        if not same:
-            self.ids, self.index = [], {}
-        for end in range(len(self.ids), len(ids)):
-            for n in range(1, min(self.max_ngram, end + 1) + 1):
-                key = tuple(ids[end - n + 1 : end + 1])
-                prev = self.index.get(key)
-                self.index[key] = (prev[1] if prev else -1, end)
-        self.ids = list(ids)
+        """Index `ids`, keeping what the last context shares with them (typing changes the end)."""
+        common = common_prefix(self.ids, ids)
+        if common < len(self.ids):
+            while len(self.ids) > common:
+                self._drop()
+            self._tail = self._ending_at(common - 1)
+        for token in ids[common:]:
+            self._add(token)
+
+    def _starts(self, end: int) -> range:
+        return range(end, max(0, end - self.max_ngram + 1) - 1, -1)
+
+    def _ending_at(self, end: int) -> list[Gram]:
+        return [self.grams[tuple(self.ids[start : end + 1])] for start in self._starts(end)]
+
+    def _add(self, token: int) -> None:
+        for gram in self._tail:
+            gram.after[token] = gram.after.get(token, 0) + 1
+        self.ids.append(token)
+        end, self._tail = len(self.ids) - 1, []
+        for start in self._starts(end):
+            gram = self.grams.setdefault(tuple(self.ids[start : end + 1]), Gram([], {}))
+            gram.ends.append(end)
+            self._tail.append(gram)
+
+    def _drop(self) -> None:
+        end = len(self.ids) - 1
+        token = self.ids[end]
+        for before in self._ending_at(end - 1):
+            before.after[token] -= 1
+            if not before.after[token]:
+                del before.after[token]
+        for start in self._starts(end):
+            key = tuple(self.ids[start : end + 1])
+            self.grams[key].ends.pop()
+            if not self.grams[key].ends:
+                del self.grams[key]
+        self.ids.pop()
 
     def match(self, ids: list[int]) -> tuple[int, int]:
         """(length of the longest earlier match of the context's suffix, where it ended).
@@ -47,12 +95,11 @@ class LookupDrafter:
         self._sync(ids)
         last = len(ids) - 1
         for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
-            hit = self.index.get(tuple(ids[last - n + 1 :]))
-            if hit is None:
-                continue
-            end = hit[0] if hit[1] == last else hit[1]
-            if end >= 0:
-                return self._extend(ids, n, end), end
+            gram = self.grams.get(tuple(ids[last - n + 1 :]))
+            ends = gram.ends if gram else []
+            earlier = ends[:-1] if ends and ends[-1] == last else ends
+            if earlier:
+                return self._extend(ids, n, earlier[-1]), earlier[-1]
         return 0, -1
 
     @staticmethod
@@ -63,19 +110,54 @@ class LookupDrafter:
             n += 1
         return n
 
-    def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
-        n, end = self.match(ctx.ids)
+    def copy(self, ids: list[int], k: int) -> list[int]:
+        """Up to `k` ids that followed the longest earlier match (fewer for a short match)."""
+        n, end = self.match(ids)
         if n == 0 or k <= 0:
-            return NO_DRAFT
-        length = min(k, n * self.tokens_per_match)
-        return Draft(ctx.ids[end + 1 : end + 1 + length])
+            return []
+        return ids[end + 1 : end + 1 + min(k, n * self.tokens_per_match)]
+
+    def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
+        ids = self.copy(ctx.ids, k)
+        return Draft(ids) if ids else NO_DRAFT
+
+    def rates(
+        self, ids: list[int], draft: list[int], prior: dict[int, float], match: int = 0
+    ) -> list[float]:
+        """Per drafted token, its chance of acceptance if the ones before it were accepted.
+
+        The longest n-gram before the token (draft included) that the context has seen gives
+        the share of its continuations that were this token, smoothed by `prior` (by n-gram
+        length); a long one is also discounted by how its last BRANCH_ORDER tokens went on.
+        """
+        context, out = list(ids[-self.max_ngram :]), []
+        for i, token in enumerate(draft):
+            out.append(self._rate(context, token, prior, match + i))
+            context = [*context[1 - self.max_ngram :], token]
+        return out
+
+    def _rate(self, context: list[int], token: int, prior: dict[int, float], match: int) -> float:
+        for n in range(min(self.max_ngram, len(context)), 0, -1):
+            gram = self.grams.get(tuple(context[-n:]))
+            if not gram or not gram.after:
+                continue
+            trust = prior[bucket(max(n, match if n == self.max_ngram else 0))]
+            rate = share(gram.after, token, EVIDENCE, trust)
+            if n > BRANCH_ORDER:
+                rate *= share(self.grams[tuple(context[-BRANCH_ORDER:])].after, token, 1, 1) ** 0.5
+            return min(rate, MAX_RATE)
+        return 0.0
 
     def offer(self, market: Market) -> Offer | None:
         """A copy costs nothing to draft; its misses cost only the extra verified positions."""
         if not market.match:
             return None
-        key = (self.name, bucket(market.match))
-        expected = market.estimate(key, market.lookup_prior()).expected_tokens
-        k_max = min(market.k_max, market.match * self.tokens_per_match)
-        k, speedup = best_k(expected, market.costs, 0.0, k_max)
-        return Offer(speedup, k, key, pause_scale=0.25)
+        draft = self.copy(market.ids, market.k_max)
+        expected = expected_tokens(self.rates(market.ids, draft, LOOKUP_PRIOR, market.match))
+        k, speedup = best_k(expected.__getitem__, market.costs, 0.0, len(draft))
+        return Offer(speedup, k, None, pause_scale=0.25)
+
+
+def share(after: dict[int, int], token: int, weight: float, prior: float) -> float:
+    """The share of continuations that were `token`, with `weight` pseudo-counts at `prior`."""
+    return (after.get(token, 0) + weight * prior) / (sum(after.values()) + weight)
