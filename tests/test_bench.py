@@ -168,3 +168,13 @@ def test_engines_bench_on_llama_cpp(tmp_path):
         assert row["same_as_plain"]["ours auto"] == row["excerpts"] == 1
         assert row["tok_s"]["llama-cpp-python generate"] > 0
     assert "| ours auto, exact off |" in (tmp_path / "engines.md").read_text(encoding="utf-8")
+
+
+def test_priors_count_where_the_copy_went_on():
+    """`bench priors` asks, per generated token, whether lookup's draft was it."""
+    from app.bench.priors import continued, report
+
+    prompt, generated = [1, 2, 3, 1, 2], [3, 1, 2, 9]
+    assert [hit for _, hit in continued(prompt, generated)] == [True, True, False]
+    counts = {"structured": {3: [2, 3]}, "prose": {}}
+    assert "| ≥3 | 0.76 | 0.67 (3) | – |" in report(counts, "embedded:gemma-3-270m", 128)

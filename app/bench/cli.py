@@ -1,7 +1,8 @@
 """`bielik-lsp bench`: its flags and which benchmark they run.
 
-`bench` alone runs the grid (runs.py); `bench --typing` the typing benchmark; `bench engines`
-and `bench cross-tokenizer` their own comparisons. Each writes into --out (default: here).
+`bench` alone runs the grid (runs.py); `bench --typing` the typing benchmark; `bench engines`,
+`bench cross-tokenizer`, `bench costs` and `bench priors` their own measurements. Each writes
+into --out (default: here).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from decoder.config import Settings
 from decoder.drafting.drafter import TRANSLATIONS
 from decoder.schema import ConfigError
 
-SUITES = ("engines", "cross-tokenizer", "costs")
+SUITES = ("engines", "cross-tokenizer", "costs", "priors")
 
 
 def add_parser(sub: Any) -> None:
@@ -29,10 +30,11 @@ def add_parser(sub: Any) -> None:
     )
     _add_grid(bench)
     _add_typing(bench)
-    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer,costs}")
+    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer,costs,priors}")
     _add_engines(suites)
     _add_cross(suites)
     _add_costs(suites)
+    _add_priors(suites)
 
 
 def _add_grid(bench: argparse.ArgumentParser) -> None:
@@ -107,6 +109,17 @@ def _add_costs(suites: Any) -> None:
     p.add_argument("--out", default=".", help="folder for costs.md and costs.json (default: here)")
 
 
+def _add_priors(suites: Any) -> None:
+    p = suites.add_parser(
+        "priors",
+        allow_abbrev=False,
+        help="how often the target goes on copying, by match length (auto's lookup prior)",
+    )
+    p.add_argument("--tokens", type=int, default=128, help="greedy tokens per excerpt")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=".", help="folder for priors.md/.json (default: here)")
+
+
 def _add_typing(bench: argparse.ArgumentParser) -> None:
     typing = bench.add_argument_group(
         "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
@@ -148,6 +161,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import costs
 
         print(costs.run(settings, args))
+    elif args.suite == "priors":
+        from app.bench import priors
+
+        print(priors.run(settings, args))
     elif args.typing or args.minutes:
         print(run_typing(args, argv))
     else:
