@@ -109,13 +109,17 @@ def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | N
     """What to show of `text` (which continues the cursor); None when nothing is left.
 
     Up to where it runs into the first words of the text after the cursor, if it repeats none
-    of it before; else cut at a unit, up to where its end joins that text, or before it would
-    repeat any of it.
+    of it before and ends no sentence or line on the way; else cut at a unit, up to where its
+    end joins that text, or before it would repeat any of it.
     """
     if text is None:
         return None
     at = join_point(text, after, partial=False)
-    if at is not None and avoid_repeat(text[:at], after) == text[:at].rstrip():
+    if (
+        at is not None
+        and unit_end(text[:at]) is None
+        and avoid_repeat(text[:at], after) == text[:at].rstrip()
+    ):
         return Item(text[:at], kind, joins=True) if text[:at].strip() else None
     shown = cut(text, finished=finished)
     at = join_point(shown, after)

@@ -322,6 +322,7 @@ def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_
     assert item(" psa, a potem", "", "model", finished=False) == Item(" psa, a", "model")
     # A text that repeats the start of what follows, then goes on elsewhere, does not "join".
     assert item(" kota.\n\nAla ma kota.", after, "model", finished=False) is None
+    assert item(" kota.\n\nAla ma kota. Kot", after, "model", finished=False) is None
     items = [
         Item(" psa.", "model"),
         Item(" psa.", "lookup"),  # the same text twice
