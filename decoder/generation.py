@@ -83,6 +83,10 @@ class Generator(Protocol):
         """Make the prompt caches of `key` (a document) current."""
         ...
 
+    def forget(self, key: str | None) -> None:
+        """Drop the prompt caches of `key` (a document the editor closed)."""
+        ...
+
     def reset(self) -> None:
         """Forget cached prompts (benchmarks measure requests without them)."""
         ...

@@ -123,6 +123,15 @@ class Pipeline:
         for backend in self._backends():
             backend.select(key)
 
+    def forget(self, key: str | None) -> None:
+        """Drop the prefix caches of `key`, the target's and the drafter's (a closed document).
+
+        Kept, a reopened document's prompt would resume from them, so each open and close of
+        the same text would add what its time budget let it prefill, up to the cap.
+        """
+        for backend in self._backends():
+            backend.forget(key)
+
     def reset(self) -> None:
         for backend in self._backends():
             backend.reset()

@@ -223,6 +223,9 @@ class RemoteEngine:
     def select(self, key: str | None) -> None:
         """Nothing to select: the server keeps its own prompt cache (llama-server: cache_prompt)."""
 
+    def forget(self, key: str | None) -> None:
+        """Nothing to drop on this side; the server's cache is its own."""
+
     def reset(self) -> None:
         """Nothing to forget on this side; the server's cache is its own."""
 

@@ -87,6 +87,7 @@ def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> Non
     ls.supersession.supersede(uri)
     background.cancel_prepared(ls, uri)
     background.cancel_warm(ls, uri)
+    ls.worker.forget(uri)  # its prompt caches; a reopened document is warmed up again
     ls.documents.close(uri)
     ls.ring.closed(uri)
     ls.changes.pop(uri, None)

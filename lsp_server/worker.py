@@ -231,6 +231,14 @@ class Worker:
         if self.pipe is not None:
             self.pipe.apply(settings)
 
+    def forget(self, key: str) -> None:
+        """Drop `key`'s prefix caches on the engine thread, after the work already queued."""
+        self._thread.submit(self._forget, key)
+
+    def _forget(self, key: str) -> None:
+        if self.pipe is not None:
+            self.pipe.forget(key)
+
 
 def _load(worker: Worker, settings: Settings) -> Generator:
     """On the engine thread: drop the old engine (so two models never share memory), load."""

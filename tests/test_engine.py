@@ -129,6 +129,22 @@ def test_rewind_matches_recompute(tiny_gemma):
     assert a.ids == b.ids == ids
 
 
+def test_a_forgotten_document_starts_over(tiny_gemma):
+    """A closed document's cache is dropped, saved or current; the others' are kept."""
+    b = fresh(tiny_gemma)
+    ids = tiny_gemma.tokenizer.encode("Ala ma kota. " * 10)
+    for key in ("a", "b", "c"):
+        b.select(key)
+        b.sync(ids)
+    b.forget("a")  # saved
+    b.forget("c")  # current
+    assert b.ids == [] and all(c.offset == 0 for c in b.cache)
+    b.select("a")
+    assert b.ids == []
+    b.select("b")
+    assert b.ids == ids
+
+
 def test_prefix_reuse_feeds_only_new_tokens(tiny_gemma):
     engine = Engine(fresh(tiny_gemma))
     text = "Ala ma kota. " * 10

@@ -149,6 +149,23 @@ def test_select_keeps_one_prefix_cache_per_document(backends):
     assert b.prefilled == 1
 
 
+def test_forget_drops_a_documents_prefix_cache(backends):
+    b = backends["target"]
+    b.reset()
+    ids = b.tokenizer.encode(POLISH[0] * 4)
+    for key in ("a", "b", "c"):
+        b.select(key)
+        b.sync(ids)
+    b.forget("a")  # saved
+    b.forget("c")  # current
+    assert b.ids == []
+    b.select("a")
+    assert b.ids == []
+    b.select("b")
+    assert b.ids == ids
+    b.reset()
+
+
 def test_prefix_caches_are_capped(ggufs):
     b = LlamaCppBackend(ggufs["target"], threads=2, prefix_cache_mb=0)
     b.select("a")

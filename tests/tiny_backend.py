@@ -62,6 +62,10 @@ class TinyBackend:
         if changed:
             self.ids = saved or []
 
+    def forget(self, key: str | None) -> None:
+        if self.caches.forget(key):
+            self.ids = []
+
     def reset(self) -> None:
         self.ids = []
         self.caches.clear()

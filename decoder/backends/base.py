@@ -53,6 +53,10 @@ class Backend(Protocol):
         """Make the prefix cache of `key` (e.g. a document URI) current."""
         ...
 
+    def forget(self, key: str | None) -> None:
+        """Drop the prefix cache of `key` (a closed document), the current one included."""
+        ...
+
     def reset(self) -> None: ...
 
     def describe(self) -> dict: ...
@@ -121,6 +125,11 @@ class PrefixCaches:
         while self.saved and sum(s for _, s in self.saved.values()) > self.cap:
             del self.saved[next(iter(self.saved))]
         return True, entry[0] if entry else None
+
+    def forget(self, key: str | None) -> bool:
+        """Drop what is saved for `key`; True when `key` is current (the backend empties it)."""
+        self.saved.pop(key, None)
+        return key == self.key
 
     def clear(self) -> None:
         self.saved.clear()

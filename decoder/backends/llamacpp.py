@@ -308,6 +308,11 @@ class LlamaCppBackend:
             else:
                 compat.clear(self.ctx)
 
+    def forget(self, key: str | None) -> None:
+        if self.caches.forget(key):
+            compat.clear(self.ctx)
+            self.ids = []
+
     def reset(self) -> None:
         compat.clear(self.ctx)
         self.ids = []

@@ -136,6 +136,10 @@ class MLXBackend:
         if changed:
             self.cache, self.ids = saved or (make_cache(self.model), [])
 
+    def forget(self, key: str | None) -> None:
+        if self.caches.forget(key):
+            self.cache, self.ids = make_cache(self.model), []
+
     def reset(self) -> None:
         self.cache, self.ids = make_cache(self.model), []
         self.caches.clear()
