@@ -197,7 +197,9 @@ async def test_text_after_cursor_is_not_repeated(client: LanguageClient):
     result = await inline(
         client, uri, types.Position(line=0, character=len("Ala ma kota. Kot ma Alę. Ala ma"))
     )
-    assert not any(i.insert_text.strip().startswith("kota.") for i in result.items)
+    assert not any(i.insert_text.strip().startswith("kota.") for i in result.items), [
+        (i.insert_text, i.command) for i in result.items
+    ]
 
 
 async def test_inside_a_document_a_suggestion_joins_the_text_after_or_stops_before_it(
