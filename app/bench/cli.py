@@ -63,17 +63,20 @@ def _add_grid(bench: argparse.ArgumentParser) -> None:
     add("--quiet", action="store_true", help="no progress bars")
 
 
+def _corpus_suite(suites: Any, name: str, about: str, tokens: int) -> argparse.ArgumentParser:
+    """A suite over the corpus's excerpts: greedy tokens per excerpt, writing NAME.md/.json."""
+    p = suites.add_parser(name, allow_abbrev=False, help=about)
+    p.add_argument("--tokens", type=int, default=tokens, help="greedy tokens per excerpt")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=".", help=f"folder for {name}.md/.json (default: here)")
+    return p
+
+
 def _add_engines(suites: Any) -> None:
-    p = suites.add_parser(
-        "engines",
-        allow_abbrev=False,
-        help="our llama.cpp decoding and auto against llama-cpp-python's and llama-server's",
-    )
-    p.add_argument("--tokens", type=int, default=64, help="greedy tokens per excerpt")
+    about = "our llama.cpp decoding and auto against llama-cpp-python's and llama-server's"
+    p = _corpus_suite(suites, "engines", about, tokens=64)
     p.add_argument("--per-class", type=int, default=6, help="structured and prose excerpts each")
     p.add_argument("--llama-server", metavar="BIN", help="a llama-server binary to compare with")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--out", default=".", help="folder for engines.md/.json (default: here)")
 
 
 def _add_cross(suites: Any) -> None:
@@ -110,14 +113,8 @@ def _add_costs(suites: Any) -> None:
 
 
 def _add_priors(suites: Any) -> None:
-    p = suites.add_parser(
-        "priors",
-        allow_abbrev=False,
-        help="how often the target goes on copying, by match length (auto's lookup prior)",
-    )
-    p.add_argument("--tokens", type=int, default=128, help="greedy tokens per excerpt")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--out", default=".", help="folder for priors.md/.json (default: here)")
+    about = "how often the target goes on copying, by match length (auto's lookup prior)"
+    _corpus_suite(suites, "priors", about, tokens=128)
 
 
 def _add_typing(bench: argparse.ArgumentParser) -> None:
