@@ -44,10 +44,19 @@ class LookupDrafter:
         self.ids: list[int] = []
         self.grams: dict[tuple[int, ...], Gram] = {}
         self._tail: list[Gram] = []  # the n-grams ending at the last id: what comes next follows
+        self._found: tuple[int, int] | None = None  # match() of the indexed ids, once asked
 
     def _sync(self, ids: list[int]) -> None:
-        """Index `ids`, keeping what the last context shares with them (typing changes the end)."""
-        common = common_prefix(self.ids, ids)
+        """Index `ids`, keeping what the last context shares with them (typing changes the end).
+
+        A cycle asks about the same context several times (policy, offer, draft): the common
+        case, the last context followed by new ids, is one C-level list comparison.
+        """
+        extends = ids[: len(self.ids)] == self.ids
+        common = len(self.ids) if extends else common_prefix(self.ids, ids)
+        if common == len(ids) == len(self.ids):
+            return
+        self._found = None
         if common < len(self.ids):
             while len(self.ids) > common:
                 self._drop()
@@ -93,6 +102,11 @@ class LookupDrafter:
         whole paragraph counts as long as it is (up to MAX_MATCH).
         """
         self._sync(ids)
+        if self._found is None:
+            self._found = self._longest(ids)
+        return self._found
+
+    def _longest(self, ids: list[int]) -> tuple[int, int]:
         last = len(ids) - 1
         for n in range(min(self.max_ngram, len(ids) - 1), self.min_ngram - 1, -1):
             gram = self.grams.get(tuple(ids[last - n + 1 :]))
