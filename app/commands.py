@@ -72,8 +72,10 @@ def run_continue(settings: Settings, args: argparse.Namespace) -> int:
 def format_stats(s: dict) -> str:
     split = ", ".join(f"{k} {v:.2f}s" for k, v in s["time_split"].items())
     return (
-        f"-- {s['generated_tokens']} tokens; decode {s['tokens_per_second']:.1f} tok/s "
-        f"({s['decode_tokens']} in {s['decode_seconds']:.2f}s); "
+        f"-- {s['generated_tokens']} tokens, {s['generated_chars']} characters; "
+        f"decode {s['tokens_per_second']:.1f} tok/s, {s['chars_per_second']:.1f} chars/s "
+        f"({s['decode_tokens']} tokens, {s['decode_chars']} characters in "
+        f"{s['decode_seconds']:.2f}s); "
         f"prefill {s['prompt_tokens']} tokens in {s['prefill_seconds']:.2f}s\n"
         f"-- cycles {s['cycles']}, drafted {s['drafted']}, accepted {s['accepted']} "
         f"(acceptance {s['acceptance_rate']:.1%}, {s['accepted_per_cycle']:.2f}/cycle); {split}\n"

@@ -14,7 +14,7 @@ from decoder.backends.base import Backend, Stopped
 from decoder.drafting.drafter import NO_DRAFT, Context, Drafter, timed
 from decoder.generation import Chunk
 from decoder.sampling import GREEDY, Keys, Sampling, choose
-from decoder.stats import Clock, Cycle, RunStats
+from decoder.stats import Clock, Cycle, RunStats, count_chars
 from decoder.verifier import accept
 from decoder.vocab import Beginnings, TextStream
 
@@ -76,11 +76,15 @@ class Run:
     def context(self) -> Context:
         return Context(self.ids, self.prompt_text, bytes(self.text))
 
-    def commit(self, new: list[int], table: tuple[bytes, ...]) -> None:
+    def commit(self, new: list[int], table: tuple[bytes, ...]) -> int:
+        """Append `new` and its bytes; the number of characters they begin."""
         self.ids.extend(new)
-        for token in new:
-            self.text += table[token]
+        spelled = b"".join(table[token] for token in new)
+        self.text += spelled
+        chars = count_chars(spelled)
         self.stats.generated_tokens += len(new)
+        self.stats.generated_chars += chars
+        return chars
 
 
 class Engine:
@@ -164,7 +168,7 @@ class Engine:
         cut = next((i for i, t in enumerate(new) if t in self.eos), len(new) - 1)
         self.runner.rewind(len(draft.ids) - n + len(new) - 1 - cut)  # y and past an EOS
         new = new[: cut + 1]
-        run.commit(new, self.table)
+        chars = run.commit(new, self.table)
         run.stats.cycles.append(
             Cycle(
                 drafter=choice.drafter.name if choice.drafter and k > 0 else "none",
@@ -179,6 +183,7 @@ class Engine:
                 reason=choice.reason,
                 passes=draft.passes,
                 synced=draft.synced,
+                chars=chars,
             )
         )
         return new

@@ -36,6 +36,7 @@ class Pipeline:
     settings: Settings
     target: Model
     drafter_model: Model | None = None
+    dflash: str | None = None  # a DFlash drafter directory, when drafter_model names one
     drafters: dict[str, Drafter] = field(default_factory=dict)
     _costs: Costs | None = None
     _exactness: Exactness | None = None
@@ -57,10 +58,12 @@ class Pipeline:
         limit = pipe.draft_limit  # exactness measured now, not on the first request
         speculates = settings.drafter != "auto" or limit != 0
         if registry.needs_model(settings.drafter) and speculates:
-            engine = settings.drafter_model_backend
-            pipe.drafter_model = load_model(
-                settings.drafter_model, settings, engine, progress=progress
-            )
+            spec = settings.drafter_model
+            if registry.check_format(settings.drafter, spec) == "dflash":
+                pipe.dflash = spec
+            else:
+                engine = settings.drafter_model_backend
+                pipe.drafter_model = load_model(spec, settings, engine, progress=progress)
             pipe.drafters = pipe._build_drafters()
         if settings.drafter == "auto" and speculates:
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
@@ -68,17 +71,19 @@ class Pipeline:
 
     def _build_drafters(self) -> dict[str, Drafter]:
         model = self.drafter_model.backend if self.drafter_model else None
-        parts = registry.Parts(self.engine.runner, model, self.settings.translation)
+        parts = registry.Parts(self.engine.runner, model, self.settings.translation, self.dflash)
         return registry.build(parts)
 
     @property
     def exactness(self) -> Exactness:
         """Whether the target's passes over k+1 tokens give the logits of one-token passes.
 
-        Measured once (after 600 cached positions), on first use.
+        Measured once (after 600 cached positions), on first use. With `exact` on, a backend
+        whose passes are exact only up to some width feeds wider ones in pieces of that width.
         """
         if self._exactness is None:
-            self._exactness = exactness.check(self.engine.runner, self.settings.k)
+            measure = exactness.check_and_split if self.settings.exact else exactness.check
+            self._exactness = measure(self.engine.runner, self.settings.k)
         return self._exactness
 
     @property

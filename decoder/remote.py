@@ -430,9 +430,10 @@ class RemoteEngine:
         if run.first:
             stats.prefill_seconds, run.first = now - run.started, False
         else:
-            stats.cycles.append(_cycle(n, now - run.last, run.reason))
+            stats.cycles.append(_cycle(n, now - run.last, run.reason, chars=len(text)))
         run.last, run.counted = now, run.counted + n
         stats.generated_tokens = run.counted
+        stats.generated_chars += len(text)
         return Chunk(ids, text, stats), finish
 
     def _finish(self, run: _Run, stop: str) -> Chunk:
@@ -477,7 +478,9 @@ def endpoints(target: str) -> tuple[str, str]:
     return text + "/v1", text
 
 
-def _cycle(emitted: int, seconds: float, reason: str, drafted: int = 0, accepted: int = 0) -> Cycle:
+def _cycle(
+    emitted: int, seconds: float, reason: str, drafted: int = 0, accepted: int = 0, chars: int = 0
+) -> Cycle:
     return Cycle(
         drafter="server",
         k=0,
@@ -489,6 +492,7 @@ def _cycle(emitted: int, seconds: float, reason: str, drafted: int = 0, accepted
         verify_s=seconds,
         other_s=0.0,
         reason=reason,
+        chars=chars,
     )
 
 

@@ -1,6 +1,8 @@
 """Run statistics as data: one record per cycle, totals derived from them.
 
 Formatting belongs to the edges (CLI, LSP, benchmark report); this module only counts.
+Speed is counted in tokens and in characters: a character is one Unicode character (code point)
+of the committed text, so models of different tokenizers compare by what the writer gets.
 """
 
 from __future__ import annotations
@@ -25,6 +27,16 @@ class Cycle:
     reason: str = ""  # the policy's reason for this cycle's drafter and k
     passes: int = 0  # drafter model forward passes (k counts target tokens, not these)
     synced: bool | None = None  # drafter's text == committed text (None: not a text drafter)
+    chars: int = 0  # Unicode characters of the committed text that this cycle's tokens begin
+
+
+def count_chars(data: bytes) -> int:
+    """Unicode characters whose first byte is in `data` (UTF-8): every byte but continuations.
+
+    Summed over consecutive pieces of a text it counts the text's characters exactly, wherever
+    the pieces cut a character (byte-level tokens do).
+    """
+    return len(data) - sum(1 for b in data if 0x80 <= b < 0xC0)
 
 
 @dataclass
@@ -33,6 +45,7 @@ class RunStats:
     prefilled_tokens: int = 0  # prompt tokens actually fed (the rest came from the prefix cache)
     prefill_seconds: float = 0.0
     generated_tokens: int = 0  # including the first token, which prefill produces
+    generated_chars: int = 0  # Unicode characters of the generated text, the first token's too
     cycles: list[Cycle] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)  # distinct policy reasons, first seen first
     stop_reason: str = ""
@@ -74,6 +87,20 @@ class RunStats:
         return self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
 
     @property
+    def decode_chars(self) -> int:
+        return sum(c.chars for c in self.cycles)
+
+    @property
+    def chars_per_second(self) -> float:
+        """Decode speed in Unicode characters of committed text per second (prefill excluded)."""
+        return self.decode_chars / self.decode_seconds if self.decode_seconds else 0.0
+
+    @property
+    def chars_per_token(self) -> float:
+        """Characters per generated token: what one token of this tokenizer is worth here."""
+        return self.generated_chars / self.generated_tokens if self.generated_tokens else 0.0
+
+    @property
     def accepted_per_cycle(self) -> float:
         return self.accepted / len(self.cycles) if self.cycles else 0.0
 
@@ -89,9 +116,13 @@ class RunStats:
             "prefilled_tokens": self.prefilled_tokens,
             "prefill_seconds": self.prefill_seconds,
             "generated_tokens": self.generated_tokens,
+            "generated_chars": self.generated_chars,
             "decode_tokens": self.decode_tokens,
+            "decode_chars": self.decode_chars,
             "decode_seconds": self.decode_seconds,
             "tokens_per_second": self.tokens_per_second,
+            "chars_per_second": self.chars_per_second,
+            "chars_per_token": self.chars_per_token,
             "cycles": len(self.cycles),
             "drafted": self.drafted,
             "accepted": self.accepted,

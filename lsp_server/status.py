@@ -35,6 +35,7 @@ class Counters:
     drafted: int = 0
     accepted: int = 0
     decode_tokens: int = 0
+    decode_chars: int = 0  # Unicode characters of the text those tokens committed
     decode_seconds: float = 0.0
     warmups: int = 0  # prompts prefilled in the background when a document opened
     # Per kind of item (model, lookup, sampled): delivered, shown, accepted, partially_accepted,
@@ -52,6 +53,7 @@ class Counters:
         self.drafted += stats.drafted
         self.accepted += stats.accepted
         self.decode_tokens += stats.decode_tokens
+        self.decode_chars += stats.decode_chars
         self.decode_seconds += stats.decode_seconds
 
     def to_dict(self) -> dict:
@@ -59,6 +61,9 @@ class Counters:
         out["acceptance_rate"] = self.accepted / self.drafted if self.drafted else 0.0
         out["tokens_per_second"] = (
             self.decode_tokens / self.decode_seconds if self.decode_seconds else 0.0
+        )
+        out["chars_per_second"] = (
+            self.decode_chars / self.decode_seconds if self.decode_seconds else 0.0
         )
         return out
 
@@ -72,6 +77,7 @@ class FileStats(Counters):
     policy_reasons: list[str] = field(default_factory=list)  # the engine policy's last reasons
     last_acceptance_rate: float = 0.0
     last_tokens_per_second: float = 0.0
+    last_chars_per_second: float = 0.0
     last_prefilled_tokens: int = 0
     last_first_token_ms: float = 0.0  # request to first text: prefill, and the network if remote
     last_stop: str = ""
@@ -81,6 +87,7 @@ class FileStats(Counters):
         self.policy_reasons = list(stats.reasons)
         self.last_acceptance_rate = stats.acceptance_rate
         self.last_tokens_per_second = stats.tokens_per_second
+        self.last_chars_per_second = stats.chars_per_second
         self.last_prefilled_tokens = stats.prefilled_tokens
         self.last_first_token_ms = stats.prefill_seconds * 1000
 
@@ -128,6 +135,7 @@ def status_payload(
             policyReasons=f.policy_reasons,
             acceptanceRate=f.last_acceptance_rate,
             tokensPerSecond=f.last_tokens_per_second,
+            charsPerSecond=f.last_chars_per_second,
             prefilledTokens=f.last_prefilled_tokens,
             firstTokenMs=f.last_first_token_ms,
         )

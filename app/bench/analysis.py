@@ -104,6 +104,11 @@ def pooled_acceptance(recs: list[dict]) -> float:
     return sum(r["stats"]["accepted"] for r in recs) / drafted if drafted else float("nan")
 
 
+def chars_rate(recs: list[dict]) -> float:
+    """Mean decode characters/s (Unicode characters of committed text); nan for older runs."""
+    return float(np.mean([r["stats"].get("chars_per_second", np.nan) for r in recs]))
+
+
 def summary_row(recs: list[dict]) -> dict:
     """One condition aggregated over its excerpts."""
     s = [r["speedup"] for r in recs]
@@ -123,6 +128,7 @@ def summary_row(recs: list[dict]) -> dict:
         "from_drafts": yield_row(recs)["from_drafts"],
         "per_pass": yield_row(recs)["per_pass"],
         "tps": float(np.mean([r["stats"]["tokens_per_second"] for r in recs])),
+        "cps": chars_rate(recs),
         "speedup_mean": float(np.mean(s)),
         "speedup_mean_ci": bootstrap_ci(s),
         "speedup_median": float(np.median(s)),
@@ -372,6 +378,7 @@ def peer_table(grid: list[dict], peers: list[dict]) -> dict[str, dict]:
         out[name] = {
             "n": len(recs),
             "tps": float(np.mean(tps)),
+            "cps": chars_rate(recs),
             "ratio": float(np.mean(ratio)),
             "ratio_ci": bootstrap_ci(ratio),
             "by_type": {

@@ -31,6 +31,7 @@ from decoder.config import Settings
 from decoder.engine import PLAIN
 from decoder.generation import collect
 from decoder.pipeline import Pipeline
+from decoder.stats import count_chars
 
 LABELS = ("structured", "prose")
 PLAIN_RUN = "ours plain"
@@ -80,6 +81,17 @@ def conditions(exact: Pipeline, fast: Pipeline, servers: list, tokens: int) -> d
     return conds
 
 
+def chars_per_second(result: dict, table: tuple[bytes, ...]) -> float:
+    """Decode speed in Unicode characters: tokens/s times the characters per decoded token.
+
+    Every condition runs the same model, so the decoded tokens (all but the first, which the
+    prefill gives) spell what the writer gets in that time.
+    """
+    decoded = result["ids"][1:]
+    chars = count_chars(b"".join(table[t] for t in decoded if t < len(table)))
+    return result["tok_s"] * chars / len(decoded) if decoded else 0.0
+
+
 def measure(pipe: Pipeline, conds: dict[str, Condition], excerpts: list[Excerpt], quiet: bool):
     """Results by condition and excerpt id, every condition on one excerpt before the next.
 
@@ -90,7 +102,9 @@ def measure(pipe: Pipeline, conds: dict[str, Condition], excerpts: list[Excerpt]
         for excerpt in excerpts:
             ids = pipe.engine.encode(excerpt.text)
             for name, cond in conds.items():
-                runs[name][excerpt.id] = cond(excerpt.text, ids)
+                result = cond(excerpt.text, ids)
+                result["chars_s"] = chars_per_second(result, pipe.engine.table)
+                runs[name][excerpt.id] = result
                 bar.update()
     return runs
 
@@ -115,6 +129,10 @@ def summarize(runs: dict, excerpts: list[Excerpt]) -> dict:
         row = {
             "excerpts": len(ids),
             "tok_s": {n: statistics.median(r[i]["tok_s"] for i in ids) for n, r in runs.items()},
+            "chars_s": {
+                n: statistics.median(r[i].get("chars_s", float("nan")) for i in ids)
+                for n, r in runs.items()
+            },
             "same_as_plain": {
                 n: sum(r[i]["ids"] == plain_ids[i] for i in ids) for n, r in runs.items()
             },
@@ -143,9 +161,13 @@ def report(summary: dict, head: str) -> str:
     lines = [head]
     for label, row in summary.items():
         lines.append(f"\n## {label} ({row['excerpts']} excerpts)\n")
-        lines += ["| condition | median tok/s | text equal to our plain |", "|---|---|---|"]
+        lines += [
+            "| condition | median chars/s | median tok/s | text equal to our plain |",
+            "|---|---|---|---|",
+        ]
         for name, tok_s in row["tok_s"].items():
-            lines.append(f"| {name} | {tok_s:.1f} | {row['same_as_plain'][name]} |")
+            chars_s = row.get("chars_s", {}).get(name, float("nan"))
+            lines.append(f"| {name} | {chars_s:.1f} | {tok_s:.1f} | {row['same_as_plain'][name]} |")
         lines += ["", "| median per-excerpt ratio | |", "|---|---|"]
         lines += [f"| {name} | {value:.2f}x |" for name, value in row["ratios"].items()]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from decoder.backends.base import Backend
 from decoder.backends.registry import BACKENDS
+from decoder.stats import count_chars
 
 
 @dataclass
@@ -29,14 +30,20 @@ def backend_peers(engine: str, backend: Backend) -> list[Peer]:
     return [Peer(name, fn) for name, fn in BACKENDS[engine].implementation().peers(backend)]
 
 
-def time_peer(peer: Peer, prompt: list[int], max_tokens: int) -> dict:
-    """Token ids and statistics shaped like our runs' (decode tokens/s excludes the prefill)."""
+def time_peer(
+    peer: Peer, prompt: list[int], max_tokens: int, table: tuple[bytes, ...] | None = None
+) -> dict:
+    """Token ids and statistics shaped like our runs' (decode tokens/s excludes the prefill).
+
+    With the model's bytes `table`, characters/s too: Unicode characters the decoded tokens spell.
+    """
     start = time.perf_counter()
     ids, stamps = [], []
     for token in peer.generate(prompt, max_tokens):
         ids.append(int(token))
         stamps.append(time.perf_counter())
     decode_s = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    chars = count_chars(b"".join(table[t] for t in ids[1:])) if table else 0
     return {
         "ids": ids,
         "stats": {
@@ -45,5 +52,7 @@ def time_peer(peer: Peer, prompt: list[int], max_tokens: int) -> dict:
             "decode_tokens": len(ids) - 1,
             "decode_seconds": decode_s,
             "tokens_per_second": (len(ids) - 1) / decode_s if decode_s else 0.0,
+            "decode_chars": chars,
+            "chars_per_second": chars / decode_s if decode_s and table else float("nan"),
         },
     }

@@ -31,6 +31,7 @@ def headline(a: dict) -> str:
             f"{s['identical']:.0%}",
             fmt(s["acceptance"], ".1%"),
             fmt(s["accepted_per_cycle"]),
+            fmt(s.get("cps", float("nan")), ".1f"),
             fmt(s["tps"], ".1f"),
             f"{fmt(s['speedup_mean'])} {ci(s['speedup_mean_ci'])}",
             f"{fmt(s['speedup_median'])} {ci(s['speedup_median_ci'])}",
@@ -46,6 +47,7 @@ def headline(a: dict) -> str:
             "identical",
             "acceptance",
             "accepted/cycle",
+            "decode chars/s",
             "decode tok/s",
             "speedup mean [95% CI]",
             "speedup median [95% CI]",
@@ -182,14 +184,20 @@ def mode_k_md(a: dict) -> str:
 
 def peers_md(a: dict, unavailable: dict) -> str:
     rows = [
-        [name, str(p["n"]), fmt(p["tps"], ".1f"), f"{fmt(p['ratio'])} {ci(p['ratio_ci'])}"]
+        [
+            name,
+            str(p["n"]),
+            fmt(p.get("cps", float("nan")), ".1f"),
+            fmt(p["tps"], ".1f"),
+            f"{fmt(p['ratio'])} {ci(p['ratio_ci'])}",
+        ]
         + [fmt(p["by_type"].get(lab)) for lab in LABELS]
         + [f"{p['identical']:.0%}"]
         for name, p in a["peers"].items()
     ]
     missing = "".join(f"\n- {n}: not run: {why}" for n, why in unavailable.items())
     return table(
-        ["run", "n", "decode tok/s", "vs our plain, mean [95% CI]"]
+        ["run", "n", "decode chars/s", "decode tok/s", "vs our plain, mean [95% CI]"]
         + [f"vs our plain, {lab}" for lab in LABELS]
         + ["same tokens as our plain"],
         rows,

@@ -172,7 +172,7 @@ def run_peer(pipe, peer: Peer, ex: Excerpt, max_tokens: int) -> dict:
         "excerpt": ex.id,
         "label": ex.label,
         "peer": peer.name,
-        **time_peer(peer, pipe.engine.encode(ex.text), max_tokens),
+        **time_peer(peer, pipe.engine.encode(ex.text), max_tokens, pipe.engine.table),
     }
 
 

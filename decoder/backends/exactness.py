@@ -13,7 +13,7 @@ logits exactly. It needs only the Backend protocol (sync, forward, rewind).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +34,7 @@ class Exactness:
     positions: int  # cached positions before the checked passes
     seconds: float  # time of the comparison passes (the prefill excluded)
     prefill_seconds: float  # time spent filling the cache to `positions`
+    split: int | None = None  # passes are fed in pieces of at most this many tokens
 
     def describe(self) -> str:
         widths = f"{self.widths[0]}-{self.widths[-1]}" if self.widths else "none"
@@ -43,9 +44,10 @@ class Exactness:
             verdict = f"exact: only up to {self.exact_width} tokens per pass"
         else:
             verdict = "exact: no"
+        split = f"; passes split into {self.split} tokens at most" if self.split else ""
         return (
             f"{verdict}; max |diff| {self.max_diff:.3g} over widths {widths} "
-            f"after {self.positions} positions ({self.seconds:.2f} s)"
+            f"after {self.positions} positions ({self.seconds:.2f} s){split}"
         )
 
 
@@ -102,3 +104,17 @@ def check(
         seconds=seconds,
         prefill_seconds=prefill,
     )
+
+
+def check_and_split(backend: Backend, k: int = DEFAULT_DRAFT) -> Exactness:
+    """`check`; where passes are exact only up to a width, split wider ones and check again.
+
+    Only a backend that can feed a pass in pieces (MLX: `split_passes`) splits. The second
+    verdict is the one that counts: splitting is measured, never assumed exact.
+    """
+    found = check(backend, k)
+    split = getattr(backend, "split_passes", None)
+    if found.exact or split is None:
+        return found
+    split(found.exact_width)
+    return replace(check(backend, k), split=found.exact_width)

@@ -11,6 +11,18 @@ has already overwritten the keys it would need. We give such layers a plain KVCa
 mlx-lm builds their mask with `window_size`, so attention still sees exactly the last `window`
 positions, and trimming stays exact at any length. The price is memory linear in the context,
 which the callers bound by trimming the prompt.
+
+Exact passes (the `exact` setting): a pass over n tokens must give, bit for bit, the logits of n
+one-token passes, or speculation leaves plain greedy decoding. On a CPU with OpenBLAS, MLX's
+attention over n queries does not (a one-query pass takes another kernel path), nor do matrix
+products over more rows than OpenBLAS computes like one (12 here with 2 threads, 3 with one).
+So in exact mode attention runs one query at a time inside a pass (each as its one-token pass
+would: decoder/compat/mlx_lm.py), and the pipeline splits passes into the widest width the
+self-check finds exact (`split_passes`). Prefill is not affected: its chunks are the same
+whether or not a run speculates.
+
+Hidden states: a DFlash drafter reads the target's hidden states at some layers (`capture`);
+they are kept per cached position, rewound with the cache and saved with it per document.
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from decoder.backends.base import PrefixCaches, plan_sync, prefill
 from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.files import DTYPES, ModelLoadError
 from decoder.backends.models import HUB_GGUF, Model, resolve
+from decoder.compat.mlx_lm import one_query_at_a_time, rowwise_attention, tap_layers
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
@@ -59,16 +72,59 @@ def rewind(cache: list, n: int) -> None:
         c.trim(n)
 
 
+class Features:
+    """Hidden states per cached position (one row each), in the chunks the passes produced."""
+
+    def __init__(self) -> None:
+        self.chunks: list[mx.array] = []
+        self.size = 0
+
+    def add(self, rows: mx.array) -> None:
+        self.chunks.append(rows)
+        self.size += rows.shape[0]
+
+    def trim(self, n: int) -> None:
+        """Drop the last `n` rows."""
+        while n > 0 and self.chunks:
+            last = self.chunks.pop()
+            self.size -= last.shape[0]
+            if last.shape[0] > n:
+                self.add(last[: last.shape[0] - n])
+            n -= min(n, last.shape[0])
+
+    def read(self, start: int) -> mx.array:
+        """Rows from `start` to the end."""
+        out, at = [], 0
+        for chunk in self.chunks:
+            end = at + chunk.shape[0]
+            if end > start:
+                out.append(chunk[max(0, start - at) :])
+            at = end
+        return mx.concatenate(out) if out else mx.zeros((0, 0))
+
+
 class MLXBackend:
     """An mlx-lm model behind the Backend protocol; logits come back as numpy float32."""
 
     name = "mlx"
 
-    def __init__(self, model, tokenizer=None, *, prefix_cache_mb: float = 512, path: str = ""):
+    def __init__(
+        self,
+        model,
+        tokenizer=None,
+        *,
+        prefix_cache_mb: float = 512,
+        path: str = "",
+        exact: bool = False,
+    ):
         self.model = model
         self.tokenizer = tokenizer
         self.cache = make_cache(model)
         self.ids: list[int] = []  # exactly the ids whose keys and values are in the cache
+        self.exact_passes = exact and rowwise_attention(model)  # attention query by query
+        self.max_width: int | None = None  # passes wider than this are split (exact mode)
+        self.taps: list | None = None  # the tapped layers' outputs of the last pass
+        self.features: Features | None = None  # their hidden states per cached position
         self.prefilled = 0  # ids fed by the last `sync` (for prefix-cache statistics)
         self.path = path
         self.caches = PrefixCaches(prefix_cache_mb)
@@ -101,19 +157,53 @@ class MLXBackend:
 
     def forward(self, ids: list[int]) -> np.ndarray:
         """Feed `ids` after what the cache holds; logits (len(ids), vocab)."""
-        logits = self.model(mx.array(ids)[None], cache=self.cache)[0]
+        if len(ids) == 1 or not self.exact_passes:
+            logits = self._pass(ids)
+        else:
+            width = self.max_width or len(ids)
+            with one_query_at_a_time():
+                parts = [self._pass(ids[i : i + width]) for i in range(0, len(ids), width)]
+            logits = mx.concatenate(parts)
         self.ids.extend(ids)
         return np.array(logits.astype(mx.float32))
 
+    def _pass(self, ids: list[int]) -> mx.array:
+        logits = self.model(mx.array(ids)[None], cache=self.cache)[0]
+        if self.features is not None:
+            self.features.add(mx.concatenate(self.taps, axis=-1)[0])
+        return logits
+
     def prefill_chunk(self, ids: list[int]) -> None:
-        self.model(mx.array(ids)[None], cache=self.cache)
+        self._pass(ids)
         self.ids.extend(ids)
-        mx.eval([c.state for c in self.cache])
+        mx.eval(
+            [c.state for c in self.cache], *(self.features.chunks[-1:] if self.features else [])
+        )
 
     def rewind(self, n: int) -> None:
         if n > 0:
             rewind(self.cache, n)
             del self.ids[-n:]
+            if self.features is not None:
+                self.features.trim(n)
+
+    def split_passes(self, width: int) -> None:
+        """Feed passes wider than `width` tokens in pieces of `width` (exact mode only)."""
+        self.max_width = max(1, width)
+
+    def capture(self, layer_ids: tuple[int, ...]) -> None:
+        """Keep the hidden states of `layer_ids` (concatenated) for every position fed from now.
+
+        The caches start over, so every cached position has its hidden states.
+        """
+        self.taps = tap_layers(self.model, tuple(layer_ids))
+        self.reset()
+
+    def hidden(self, start: int) -> mx.array:
+        """Hidden states of the cached positions from `start` on: (positions, features)."""
+        if self.features is None:
+            raise RuntimeError("no hidden states captured: call capture() first")
+        return self.features.read(start)
 
     def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """Make the cache hold `ids` and return the logits after the last one.
@@ -123,7 +213,7 @@ class MLXBackend:
         """
         common = plan_sync(self.ids, ids)
         if not self.can_rewind and common < len(self.ids):
-            self.cache, self.ids, common = make_cache(self.model), [], 0
+            (self.cache, self.ids, self.features), common = self._empty(), 0
         self.rewind(len(self.ids) - common)
         tail = ids[common:]
         self.prefilled = len(tail)
@@ -132,21 +222,32 @@ class MLXBackend:
     def select(self, key: str | None) -> None:
         """Make `key`'s cache current; the current one is kept (LRU, capped) for its key."""
         size = sum(c.nbytes for c in self.cache if c.keys is not None)
-        changed, saved = self.caches.switch(key, lambda: ((self.cache, self.ids), size))
+        if self.features is not None:
+            size += sum(chunk.nbytes for chunk in self.features.chunks)
+        state = (self.cache, self.ids, self.features)
+        changed, saved = self.caches.switch(key, lambda: (state, size))
         if changed:
-            self.cache, self.ids = saved or (make_cache(self.model), [])
+            self.cache, self.ids, self.features = saved or self._empty()
 
     def forget(self, key: str | None) -> None:
         if self.caches.forget(key):
-            self.cache, self.ids = make_cache(self.model), []
+            self.cache, self.ids, self.features = self._empty()
 
     def reset(self) -> None:
-        self.cache, self.ids = make_cache(self.model), []
+        self.cache, self.ids, self.features = self._empty()
         self.caches.clear()
 
+    def _empty(self) -> tuple[list, list[int], Features | None]:
+        return make_cache(self.model), [], Features() if self.taps is not None else None
+
     def describe(self) -> dict:
+        numerics = "batched passes as the kernels give them"
+        if self.exact_passes:
+            numerics = "exact passes: attention one query at a time"
+            numerics += f", passes of at most {self.max_width} tokens" if self.max_width else ""
         return {
             "backend": self.name,
+            "numerics": numerics,
             "build": "Metal" if mx.default_device() == mx.gpu else "CPU",
             "device": str(mx.default_device()),
             "threads": None,
@@ -169,7 +270,13 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
     if dtype is not None:
         model.set_dtype(getattr(mx, dtype))  # casts floating parameters only
     _check_tokenizer_fits(model, tokenizer, spec)
-    backend = MLXBackend(model, tokenizer, prefix_cache_mb=settings.prefix_cache_mb, path=str(path))
+    backend = MLXBackend(
+        model,
+        tokenizer,
+        prefix_cache_mb=settings.prefix_cache_mb,
+        path=str(path),
+        exact=settings.exact,
+    )
     return Model(spec, backend, path, source)
 
 

@@ -5,10 +5,19 @@
 - `_download(repo)`: mlx-lm's own hub snapshot (the allow-list of files it loads).
 - `TokenizerWrapper._tokenizer`: the Hugging Face tokenizer behind the wrapper, for byte-exact
   token tables and offsets that the wrapper does not expose.
+- `scaled_dot_product_attention`, the module-level name each model module (llama, gemma3_text,
+  ...) imports from `mlx_lm.models.base` and calls from its attention: `rowwise_attention`
+  wraps it so that, inside `one_query_at_a_time()`, a pass over n tokens attends for each
+  query exactly as a one-token pass would (see decoder/backends/mlx.py, exact passes).
+- `model.layers` / `model.model.layers`: the decoder layers, which `tap_layers` wraps to read
+  their outputs (the hidden states a DFlash drafter is conditioned on).
 """
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 CHECKED = "0.32.2"
@@ -31,3 +40,106 @@ def download(repo: str) -> Path:
 def hf_tokenizer(tokenizer):
     """The Hugging Face tokenizer behind an mlx-lm TokenizerWrapper (or the tokenizer itself)."""
     return getattr(tokenizer, "_tokenizer", tokenizer)
+
+
+_ONE_QUERY = ContextVar("one_query_at_a_time", default=False)
+
+
+@contextmanager
+def one_query_at_a_time():
+    """Inside, wrapped attention computes each query of a pass as a one-token pass would."""
+    token = _ONE_QUERY.set(True)
+    try:
+        yield
+    finally:
+        _ONE_QUERY.reset(token)
+
+
+def _rowwise(attend):
+    """`attend` (mlx-lm's scaled_dot_product_attention), query by query when asked.
+
+    A one-token pass attends with mask None (full attention) or, on a windowed layer, with its
+    one row of the causal window mask; query i of an n-token pass sees the same keys (those up
+    to its own position) and the same row of the mask, so its kernel call is the one-token one.
+    """
+
+    def attention(queries, keys, values, cache, scale, mask, sinks=None):
+        n = queries.shape[2]
+        if n == 1 or not _ONE_QUERY.get():
+            return attend(queries, keys, values, cache=cache, scale=scale, mask=mask, sinks=sinks)
+        total = keys.shape[2]
+        rows = []
+        for i in range(n):
+            seen = total - n + i + 1
+            row_mask = mask[..., i : i + 1, :seen] if hasattr(mask, "shape") else None
+            rows.append(
+                attend(
+                    queries[:, :, i : i + 1],
+                    keys[:, :, :seen],
+                    values[:, :, :seen],
+                    cache=cache,
+                    scale=scale,
+                    mask=row_mask,
+                    sinks=sinks,
+                )
+            )
+        import mlx.core as mx
+
+        return mx.concatenate(rows, axis=2)
+
+    attention.rowwise = True
+    return attention
+
+
+def rowwise_attention(model) -> bool:
+    """Wrap the attention of every model module `model` is built from; False if none has it."""
+    wrapped = False
+    for _, module in model.named_modules():
+        owner = sys.modules.get(type(module).__module__)
+        attend = getattr(owner, "scaled_dot_product_attention", None)
+        if attend is None:
+            continue
+        if not getattr(attend, "rowwise", False):
+            owner.scaled_dot_product_attention = _rowwise(attend)
+        wrapped = True
+    return wrapped
+
+
+def decoder_layers(model) -> list:
+    """The model's list of decoder layers (mlx-lm keeps it on the model or its inner model)."""
+    language = getattr(model, "language_model", None)
+    owners = (model, getattr(model, "model", None), language, getattr(language, "model", None))
+    for owner in owners:
+        layers = getattr(owner, "layers", None)
+        if isinstance(layers, list) and layers:
+            return layers
+    raise AttributeError(f"cannot find the decoder layers of {type(model).__name__}")
+
+
+class _Tap:
+    """A decoder layer that also keeps its output (its hidden state) for the last call."""
+
+    def __init__(self, layer, store: list, slot: int):
+        self._layer, self._store, self._slot = layer, store, slot
+
+    def __call__(self, *args, **kwargs):
+        out = self._layer(*args, **kwargs)
+        self._store[self._slot] = out[0] if isinstance(out, tuple) else out
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._layer, name)
+
+
+def tap_layers(model, layer_ids: tuple[int, ...]) -> list:
+    """Make layers `layer_ids` keep their outputs; returns the list they write into, in order.
+
+    Wraps each layer in place (after loading and any dtype cast: the wrapper hides its weights
+    from `parameters()`); a layer already tapped is tapped again over its inner layer.
+    """
+    layers = decoder_layers(model)
+    store: list = [None] * len(layer_ids)
+    for slot, index in enumerate(layer_ids):
+        layer = layers[index]
+        layers[index] = _Tap(getattr(layer, "_layer", layer), store, slot)
+    return store

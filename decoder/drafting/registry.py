@@ -8,11 +8,14 @@ and the model). Adding a drafter is its module plus one entry in DRAFTERS.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from decoder.backends.base import Backend
 from decoder.drafting.drafter import Drafter
+from decoder.schema import ConfigError
 
 
 @dataclass
@@ -22,6 +25,7 @@ class Parts:
     target: Backend
     drafter_model: Backend | None = None
     translation: str = "anchored"
+    dflash: str | None = None  # a DFlash drafter directory (the drafter_model setting)
     built: dict[str, Drafter] = field(default_factory=dict)
 
 
@@ -29,8 +33,9 @@ class Parts:
 class DrafterKind:
     name: str
     doc: str
-    needs_model: bool  # loads the drafter model (settings.drafter_model)
+    needs_model: bool  # reads the drafter_model setting
     build: Callable[[Parts], Drafter]
+    model_format: str = "lm"  # what drafter_model names: "lm" (a language model) or "dflash"
 
 
 def _lookup(parts: Parts) -> Drafter:
@@ -56,6 +61,12 @@ def _cascade(parts: Parts) -> Drafter:
     return CascadeDrafter(parts.built["lookup"], parts.built["model"], parts.target.table)
 
 
+def _dflash(parts: Parts) -> Drafter:
+    from decoder.drafting.dflash import DFlashDrafter, load_dflash
+
+    return DFlashDrafter(load_dflash(parts.dflash), parts.target)
+
+
 LOOKUP = DrafterKind(
     "lookup", "copies what followed the same text earlier (almost free)", False, _lookup
 )
@@ -63,7 +74,14 @@ MODEL = DrafterKind(
     "model", "the drafter model (through text when tokenizers differ)", True, _model
 )
 CASCADE = DrafterKind("cascade", "lookup, then the drafter model where lookup ends", True, _cascade)
-DRAFTERS: dict[str, DrafterKind] = {kind.name: kind for kind in (LOOKUP, MODEL, CASCADE)}
+DFLASH = DrafterKind(
+    "dflash",
+    "a DFlash block drafter on the target's hidden states (MLX; drafter_model: its directory)",
+    True,
+    _dflash,
+    model_format="dflash",
+)
+DRAFTERS: dict[str, DrafterKind] = {kind.name: kind for kind in (LOOKUP, MODEL, CASCADE, DFLASH)}
 
 
 def modes() -> tuple[str, ...]:
@@ -84,9 +102,36 @@ def needs_model(mode: str) -> bool:
     return mode in DRAFTERS and DRAFTERS[mode].needs_model
 
 
+def model_format(spec: str | None) -> str:
+    """What a drafter_model spec is: "dflash" or "lm" (a language model, loaded as a Backend).
+
+    A DFlash drafter directory's config.json has a `dflash_config`.
+    """
+    config = Path(spec or "").expanduser() / "config.json"
+    try:
+        return "dflash" if "dflash_config" in json.loads(config.read_text("utf-8")) else "lm"
+    except (OSError, ValueError, TypeError):
+        return "lm"
+
+
+def check_format(mode: str, spec: str | None) -> str:
+    """The drafter model's format, or a ConfigError when drafter `mode` cannot use it."""
+    found = model_format(spec)
+    kind = DRAFTERS.get(mode)
+    if kind is not None and kind.needs_model and kind.model_format != found:
+        need = "a DFlash drafter directory" if kind.model_format == "dflash" else "a language model"
+        other = "dflash" if found == "dflash" else "model or cascade"
+        raise ConfigError(
+            f"drafter {mode} needs {need} as drafter_model; {spec} is not one "
+            f"(it suits --drafter {other})"
+        )
+    return found
+
+
 def build(parts: Parts) -> dict[str, Drafter]:
     """Every drafter the loaded models allow, by name."""
+    have = {"lm": parts.drafter_model is not None, "dflash": parts.dflash is not None}
     for kind in DRAFTERS.values():
-        if not kind.needs_model or parts.drafter_model is not None:
+        if not kind.needs_model or have[kind.model_format]:
             parts.built[kind.name] = kind.build(parts)
     return parts.built

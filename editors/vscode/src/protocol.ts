@@ -41,6 +41,7 @@ export interface FileStatus {
   policyReasons?: string[];
   acceptanceRate?: number;
   tokensPerSecond?: number;
+  charsPerSecond?: number; // Unicode characters of committed text per second
   prefilledTokens?: number;
 }
 

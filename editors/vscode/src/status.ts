@@ -24,7 +24,7 @@ export class StatusModel {
     if (typeof payload.uri === 'string') {
       const f = { ...(this.files.get(payload.uri) ?? {}) };
       for (const key of ['speculation', 'speculationSource', 'drafter', 'reason', 'policyReasons',
-        'acceptanceRate', 'tokensPerSecond', 'prefilledTokens'] as const) {
+        'acceptanceRate', 'tokensPerSecond', 'charsPerSecond', 'prefilledTokens'] as const) {
         if (payload[key] !== undefined) (f as Record<string, unknown>)[key] = payload[key];
       }
       this.files.set(payload.uri, f);
@@ -56,6 +56,7 @@ export class StatusModel {
       parts.push(`spec:${f?.speculation ?? 'auto'}`);
       if (f?.acceptanceRate !== undefined && f.acceptanceRate > 0) parts.push(percent(f.acceptanceRate));
       if (f?.tokensPerSecond !== undefined && f.tokensPerSecond > 0) parts.push(`${f.tokensPerSecond.toFixed(1)} tok/s`);
+      if (f?.charsPerSecond !== undefined && f.charsPerSecond > 0) parts.push(`${f.charsPerSecond.toFixed(0)} chars/s`);
     } else if (this.state !== 'ready') {
       parts.push(this.state);
     }
@@ -70,7 +71,7 @@ export class StatusModel {
       if (f?.reason) lines.push(`Why: ${f.reason}`);
       if (f?.policyReasons?.length) lines.push(`Policy: ${f.policyReasons.join('; ')}`);
       if (f?.acceptanceRate !== undefined) lines.push(`Last acceptance rate: ${percent(f.acceptanceRate)}`);
-      if (f?.tokensPerSecond !== undefined) lines.push(`Last speed: ${f.tokensPerSecond.toFixed(1)} tokens/s`);
+      if (f?.tokensPerSecond !== undefined) lines.push(`Last speed: ${f.tokensPerSecond.toFixed(1)} tokens/s${f.charsPerSecond !== undefined ? `, ${f.charsPerSecond.toFixed(1)} characters/s` : ''}`);
       if (f?.prefilledTokens !== undefined) lines.push(`Last prefill: ${f.prefilledTokens} tokens`);
     }
     lines.push('', 'Click to toggle speculation for this file.');
@@ -93,7 +94,7 @@ export function formatStats(report: Record<string, any>, uri?: string): string {
     lines.push(`  requests ${c.requests ?? 0}, suggestions ${c.suggestions ?? 0} (cache hits ${c.cache_hits ?? 0}), superseded ${c.superseded ?? 0}`);
     lines.push(`  shown ${c.shown ?? 0}, partially accepted ${c.partially_accepted ?? 0} (${c.accepted_chars ?? 0} chars)`);
     lines.push(`  generated ${c.generated_tokens ?? 0} tokens, prefilled ${c.prefilled_tokens ?? 0} of ${c.prompt_tokens ?? 0} prompt tokens`);
-    lines.push(`  drafted ${c.drafted ?? 0}, accepted ${c.accepted ?? 0} (acceptance ${percent(c.acceptance_rate ?? 0)}), ${Number(c.tokens_per_second ?? 0).toFixed(1)} tokens/s`);
+    lines.push(`  drafted ${c.drafted ?? 0}, accepted ${c.accepted ?? 0} (acceptance ${percent(c.acceptance_rate ?? 0)}), ${Number(c.tokens_per_second ?? 0).toFixed(1)} tokens/s, ${Number(c.chars_per_second ?? 0).toFixed(1)} characters/s`);
     if (c.speculation !== undefined) {
       lines.push(`  speculation ${c.speculation} (${c.source ?? 'default'}), drafter ${c.drafter || '-'}: ${c.reason || '-'}`);
       if (Array.isArray(c.policy_reasons) && c.policy_reasons.length) lines.push(`  policy: ${c.policy_reasons.join('; ')}`);

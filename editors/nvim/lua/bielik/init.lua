@@ -440,8 +440,9 @@ function M.format_stats(report, uri)
       c.requests or 0, c.suggestions or 0, c.cache_hits or 0, c.superseded or 0))
     table.insert(lines, ('  generated %d tokens, prefilled %d of %d prompt tokens'):format(
       c.generated_tokens or 0, c.prefilled_tokens or 0, c.prompt_tokens or 0))
-    table.insert(lines, ('  drafted %d, accepted %d (acceptance %s), %.1f tokens/s'):format(
-      c.drafted or 0, c.accepted or 0, pct(c.acceptance_rate), tonumber(c.tokens_per_second) or 0))
+    table.insert(lines, ('  drafted %d, accepted %d (acceptance %s), %.1f tokens/s, %.1f characters/s'):format(
+      c.drafted or 0, c.accepted or 0, pct(c.acceptance_rate), tonumber(c.tokens_per_second) or 0,
+      tonumber(c.chars_per_second) or 0))
     if c.speculation then
       table.insert(lines, ('  speculation %s (%s), drafter %s: %s'):format(c.speculation, c.source or 'default',
         c.drafter ~= '' and c.drafter or '-', c.reason ~= '' and c.reason or '-'))
