@@ -45,6 +45,7 @@ def _add_continue(sub: Any) -> None:
     )
     cont.add_argument("file")
     add_settings(cont, "continue")
+    add_settings(cont, "global", given_only=True)  # `continue FILE --drafter-model DIR` too
     cont.add_argument(
         "--json", action="store_true", help="print one JSON object (text, token_ids, stats)"
     )
@@ -68,12 +69,20 @@ def _add_serve_model(sub: Any) -> None:
     sm.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the server")
 
 
-def add_settings(parser: argparse.ArgumentParser, where: str, schema=SCHEMA) -> None:
-    """A flag for each setting whose place on the command line is `where` (decoder.config)."""
+def add_settings(
+    parser: argparse.ArgumentParser, where: str, schema=SCHEMA, given_only: bool = False
+) -> None:
+    """A flag for each setting whose place on the command line is `where` (decoder.config).
+
+    `given_only`: a flag not given leaves the value alone (a global flag repeated after a
+    subcommand must not reset what was given before it).
+    """
     for entry in schema:
         if entry.meta.cli != where:
             continue
         kind: dict = {"help": entry.meta.doc, "dest": entry.name}
+        if given_only:
+            kind["default"] = argparse.SUPPRESS
         if entry.kind == "bool":
             kind["action"] = argparse.BooleanOptionalAction
         else:

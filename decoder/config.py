@@ -69,7 +69,8 @@ class Settings:
     )
     drafter_model: str = setting(
         _EMBEDDED["drafter_model"],
-        f"drafter model for the model and cascade drafters: {MODEL_FORMS}",
+        f"drafter model for the model and cascade drafters: {MODEL_FORMS}; for the dflash "
+        "drafter, a DFlash drafter directory",
         reload=_drafter_model_loads,
         cli="global",
         restricted=True,

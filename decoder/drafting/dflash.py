@@ -71,6 +71,10 @@ class DFlashConfig:
             raw = json.loads((path / "config.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as error:
             raise DFlashFormatError(f"{path}: no readable config.json ({error})") from None
+        return cls.read_dict(raw, path)
+
+    @classmethod
+    def read_dict(cls, raw: dict, path: Path | str = "config.json") -> DFlashConfig:
         dflash = raw.get("dflash_config")
         if not isinstance(dflash, dict) or any(key not in dflash for key in CONFIG_KEYS):
             raise DFlashFormatError(
@@ -308,3 +312,66 @@ class DFlashDrafter:
             probs = probabilities(rows, sampling)
             ids = [int(choose(row[None], sampling, keys.next())[0]) for row in rows]
         return Draft(ids, probs, passes=1)
+
+
+def write_random(
+    path: str | Path,
+    target_model,
+    *,
+    layers: int = 1,
+    block_size: int = 16,
+    target_layer_ids: tuple[int, ...] | None = None,
+    mask_token_id: int | None = None,
+    seed: int = 0,
+) -> Path:
+    """A randomly initialised DFlash drafter for `target_model` (an mlx-lm model).
+
+    Written in the published format: config.json with dflash_config, and model.safetensors.
+    Its drafts are noise, so it tests the plumbing and exactness, never speed or acceptance.
+    """
+    from decoder.compat.mlx_lm import decoder_layers
+
+    table, _ = bind(target_model)
+    vocab, hidden = table.weight.shape
+    depth = len(decoder_layers(target_model))
+    ids = target_layer_ids or tuple(sorted({1, depth // 2, depth - 2}))
+    heads = max(1, hidden // 128)
+    config = {
+        "architectures": ["DFlashDraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": 1,
+        "head_dim": hidden // heads,
+        "intermediate_size": 2 * hidden,
+        "vocab_size": vocab,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0,
+        "max_position_embeddings": 32768,
+        "num_target_layers": depth,
+        "dflash_config": {
+            "target_layer_ids": list(ids),
+            "mask_token_id": vocab - 1 if mask_token_id is None else mask_token_id,
+            "block_size": block_size,
+        },
+    }
+    mx.random.seed(seed)
+    model = DFlashModel(DFlashConfig.read_dict(config))
+    weights = {
+        name: (
+            mx.ones(w.shape) if name.endswith("norm.weight") else 0.02 * mx.random.normal(w.shape)
+        )
+        for name, w in _flat(model.parameters())
+    }
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    mx.save_safetensors(str(path / "model.safetensors"), weights)
+    return path
+
+
+def _flat(tree) -> list[tuple[str, mx.array]]:
+    from mlx.utils import tree_flatten
+
+    return tree_flatten(tree)
