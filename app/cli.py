@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--load", action="store_true", help="also load the models: exactness and measured costs"
     )
+    add_settings(doctor, "global", given_only=True)  # `doctor --preset P` too
     from app.bench.cli import add_parser
 
     add_parser(sub)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.errors import UserError
 from decoder.backends.blas import loaded_blas
-from decoder.backends.registry import BACKENDS
+from decoder.backends.registry import BACKENDS, describe_family
 from decoder.config import Settings, is_remote
 from decoder.generation import Chunk, collect
 from decoder.pipeline import load
@@ -106,6 +106,9 @@ def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
         f"target     {settings.target}",
         f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}",
     ]
+    if settings.preset:
+        lines.append(f"preset     {settings.preset} on {settings.target_backend}:")
+        lines += [f"  {line}" for line in describe_family(settings.preset, settings.target_backend)]
     if args.load or is_remote(settings.target):
         engine = load(settings, progress=True)
         lines += _describe(engine.describe())

@@ -204,8 +204,14 @@ class Settings:
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(unknown)}")
         if "preset" in values:
-            backend = backends.resolve(values.get("backend", self.backend))
+            chosen = values.get("backend", self.backend)
+            backend = backends.resolve(chosen)
             known = backends.presets(backend)
+            only = backends.only_backend(values["preset"])
+            if values["preset"] not in known and chosen == "auto" and only is not None:
+                # e.g. a PL model: published for MLX only, so `auto` takes MLX for it
+                backend, values = only, {**values, "backend": only}
+                known = backends.presets(backend)
             if values["preset"] not in known:
                 raise ConfigError(
                     f"unknown preset {values['preset']!r} on {backend}; known: {', '.join(known)}"

@@ -29,6 +29,60 @@ COMMON_PRESETS: dict[str, dict[str, str]] = {
 }
 QWEN_GGUF = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf"
 BIELIK_GGUF = "speakleash/Bielik-11B-v3.0-Instruct-GGUF:Bielik-11B-v3.0-Instruct.Q4_K_M.gguf"
+# The Bielik v3 family as published (README "Which Bielik for which machine" gives the source of
+# each name). The small v3 models use the Polish APT4 tokenizer; the 1.5B drafts for them with
+# the same tokenizer, and for the PL models with it too if their Polish vocabulary is APT4's
+# (not verified: the model drafter compares the token tables at load and drafts through text
+# where they differ). DFlash drafters are published for the 11B-v3.0 and the Minitron-7B-v3.0
+# (Mistral tokenizer); none for the PL models, whose vocabulary differs.
+APT4_DRAFTER_MLX = "speakleash/Bielik-1.5B-v3.0-Instruct-MLX-8bit"
+APT4_DRAFTER_GGUF = "speakleash/Bielik-1.5B-v3.0-Instruct-GGUF:Bielik-1.5B-v3.0-Instruct.Q8_0.gguf"
+SMALL_GGUF = "speakleash/Bielik-4.5B-v3.0-Instruct-GGUF:Bielik-4.5B-v3.0-Instruct.Q8_0.gguf"
+MINITRON_GGUF = (
+    "speakleash/Bielik-Minitron-7B-v3.0-Instruct-GGUF:Bielik-Minitron-7B-v3.0-Instruct.Q4_K_M.gguf"
+)
+
+
+@dataclass(frozen=True)
+class Family:
+    """What a Bielik preset's models are: their tokenizer, and how each backend drafts for them."""
+
+    model: str
+    tokenizer: str
+    drafters: dict[str, str]  # backend -> the drafter its preset gives, and its kind
+
+
+MISTRAL = "Mistral-based SentencePiece, 32,128 entries"
+POLISH = "Polish, 32,000 entries (APT4 per a third-party study; unconfirmed)"
+APT4 = "Polish APT4"
+CROSS = "cross-tokenizer model (Qwen2.5-1.5B, through text)"
+SAME_OR_CROSS = "Bielik-1.5B-v3.0 (APT4): same tokenizer if the tables match at load, else cross"
+FAMILY: dict[str, Family] = {
+    "bielik": Family(
+        "Bielik-11B-v3.0-Instruct",
+        MISTRAL,
+        {"mlx": "dflash (speakleash/Bielik-11B-v3.0-DFlash)", "llamacpp": CROSS},
+    ),
+    "bielik-qwen": Family("Bielik-11B-v3.0-Instruct", MISTRAL, {"mlx": CROSS, "llamacpp": CROSS}),
+    "bielik-v2.3": Family("Bielik-11B-v2.3-Instruct", MISTRAL, {"llamacpp": CROSS}),
+    "bielik-pl": Family("Bielik-PL-11B-v3.0-Instruct", POLISH, {"mlx": SAME_OR_CROSS}),
+    "bielik-minitron": Family(
+        "Bielik-Minitron-7B-v3.0-Instruct",
+        MISTRAL,
+        {"mlx": "dflash (speakleash/Bielik-Minitron-7B-v3.0-DFlash)", "llamacpp": CROSS},
+    ),
+    "bielik-pl-minitron": Family(
+        "Bielik-PL-Minitron-7B-v3.0-Instruct", POLISH, {"mlx": SAME_OR_CROSS}
+    ),
+    "bielik-4.5b": Family(
+        "Bielik-4.5B-v3.0-Instruct",
+        APT4,
+        {
+            "mlx": "Bielik-1.5B-v3.0 (APT4): same tokenizer",
+            "llamacpp": "Bielik-1.5B-v3.0 (APT4): same tokenizer",
+        },
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -56,16 +110,34 @@ BACKENDS: dict[str, BackendKind] = {
             "decoder.backends.mlx",
             requires="mlx",
             install="pip install 'mlx-lm>=0.32,<0.33' (./install.sh does it)",
-            # Bielik's drafter on MLX is SpeakLeash's own 1.5B (Polish APT4 tokenizer, drafts
-            # cross tokenizers); `bielik-qwen` keeps the multilingual Qwen2.5-1.5B.
+            # Where SpeakLeash publishes a DFlash drafter it drafts (decoder/drafting/dflash.py);
+            # the Polish-tokenizer models draft with the 1.5B; `bielik-qwen` keeps the
+            # multilingual Qwen2.5-1.5B. No MLX conversion is published for the PL models, the
+            # Minitron or the 4.5B: mlx-lm loads their safetensors as published.
             presets={
                 "bielik": {
                     "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
-                    "drafter_model": "speakleash/Bielik-1.5B-v3.0-Instruct-MLX-8bit",
+                    "drafter_model": "speakleash/Bielik-11B-v3.0-DFlash",
                 },
                 "bielik-qwen": {
                     "target": "speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit",
                     "drafter_model": "mlx-community/Qwen2.5-1.5B-Instruct-4bit",
+                },
+                "bielik-pl": {
+                    "target": "speakleash/Bielik-PL-11B-v3.0-Instruct",
+                    "drafter_model": APT4_DRAFTER_MLX,
+                },
+                "bielik-minitron": {
+                    "target": "speakleash/Bielik-Minitron-7B-v3.0-Instruct",
+                    "drafter_model": "speakleash/Bielik-Minitron-7B-v3.0-DFlash",
+                },
+                "bielik-pl-minitron": {
+                    "target": "speakleash/Bielik-PL-Minitron-7B-v3.0-Instruct",
+                    "drafter_model": APT4_DRAFTER_MLX,
+                },
+                "bielik-4.5b": {
+                    "target": "speakleash/Bielik-4.5B-v3.0-Instruct",
+                    "drafter_model": APT4_DRAFTER_MLX,
                 },
             },
         ),
@@ -83,6 +155,10 @@ BACKENDS: dict[str, BackendKind] = {
                     "Bielik-11B-v2.3-Instruct.Q4_K_M.gguf",
                     "drafter_model": QWEN_GGUF,
                 },
+                # No GGUF is published for the PL models (convert_hf_to_gguf.py makes one; then
+                # --target FILE.gguf --drafter-model the 1.5B's).
+                "bielik-minitron": {"target": MINITRON_GGUF, "drafter_model": QWEN_GGUF},
+                "bielik-4.5b": {"target": SMALL_GGUF, "drafter_model": APT4_DRAFTER_GGUF},
             },
         ),
     )
@@ -111,6 +187,29 @@ def describe_preset(name: str) -> str:
         if models is not None:
             where.setdefault(" + ".join(models.values()), []).append(backend)
     return "; ".join(f"{models} ({', '.join(b)})" for models, b in where.items())
+
+
+def only_backend(preset: str) -> str | None:
+    """The one installed backend that knows `preset`, if only one does."""
+    where = [b for b, kind in BACKENDS.items() if preset in kind.presets and kind.available()]
+    return where[0] if len(where) == 1 else None
+
+
+def describe_family(name: str, backend: str) -> list[str]:
+    """What preset `name` loads on `backend`: its models, tokenizer and drafter kind."""
+    models = presets(backend).get(name)
+    if models is None:
+        where = [b for b in BACKENDS if name in presets(b)]
+        return [f"preset {name} is not available on {backend} (it is on: {', '.join(where)})"]
+    lines = [f"{key:<13} {value}" for key, value in models.items()]
+    family = FAMILY.get(name)
+    if family is not None:
+        lines += [
+            f"{'model':<13} {family.model}",
+            f"{'tokenizer':<13} {family.tokenizer}",
+            f"{'drafter kind':<13} {family.drafters.get(backend, 'none published')}",
+        ]
+    return lines
 
 
 def preset_names() -> tuple[str, ...]:

@@ -203,10 +203,16 @@ class DFlashModel(nn.Module):
 
 
 def load_dflash(path: str | Path) -> DFlashModel:
-    """A DFlash drafter directory in the published format (config.json + safetensors)."""
-    from decoder.backends.files import ModelLoadError
+    """A DFlash drafter in the published format (config.json + safetensors).
 
-    path = Path(path).expanduser()
+    A directory, or a hub repo such as speakleash/Bielik-11B-v3.0-DFlash (downloaded once by
+    mlx-lm's loader).
+    """
+    from decoder.backends.files import ModelLoadError
+    from decoder.compat.mlx_lm import download
+
+    local = Path(path).expanduser()
+    path = local if local.exists() else download(str(path))  # a hub repo: its json + safetensors
     cfg = DFlashConfig.read(path)
     files = sorted(path.glob("*.safetensors"))
     if not files:

@@ -9,6 +9,7 @@ and the model). Adding a drafter is its module plus one entry in DRAFTERS.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 from decoder.backends.base import Backend
 from decoder.drafting.drafter import Drafter
 from decoder.schema import ConfigError
+
+HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+")
 
 
 @dataclass
@@ -105,9 +108,13 @@ def needs_model(mode: str) -> bool:
 def model_format(spec: str | None) -> str:
     """What a drafter_model spec is: "dflash" or "lm" (a language model, loaded as a Backend).
 
-    A DFlash drafter directory's config.json has a `dflash_config`.
+    A DFlash drafter directory's config.json has a `dflash_config`; a hub repo is one when its
+    name says DFlash (as SpeakLeash's and z-lab's are named), since it is not downloaded yet.
     """
-    config = Path(spec or "").expanduser() / "config.json"
+    path = Path(spec or "").expanduser()
+    if not path.exists() and HUB_REPO.fullmatch(spec or "") and "dflash" in spec.lower():
+        return "dflash"
+    config = path / "config.json"
     try:
         return "dflash" if "dflash_config" in json.loads(config.read_text("utf-8")) else "lm"
     except (OSError, ValueError, TypeError):
