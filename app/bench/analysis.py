@@ -375,10 +375,13 @@ def peer_table(grid: list[dict], peers: list[dict]) -> dict[str, dict]:
             t / base[r["excerpt"]]["stats"]["tokens_per_second"]
             for t, r in zip(tps, recs, strict=True)
         ]
+        cps = [r["stats"].get("chars_per_second", np.nan) for r in recs]
+        base_cps = [base[r["excerpt"]]["stats"].get("chars_per_second", np.nan) for r in recs]
         out[name] = {
             "n": len(recs),
             "tps": float(np.mean(tps)),
             "cps": chars_rate(recs),
+            "ratio_chars": float(np.mean(np.divide(cps, base_cps))),
             "ratio": float(np.mean(ratio)),
             "ratio_ci": bootstrap_ci(ratio),
             "by_type": {

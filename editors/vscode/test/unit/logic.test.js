@@ -61,6 +61,9 @@ test('status model: loading, ready with per-file speculation and reason, error',
   m.update({ state: 'ready', message: 'model ready', uri: 'file:///a.md', speculation: 'off', speculationSource: 'magic comment', drafter: 'none', reason: 'speculation off for this file', policyReasons: ['short prompt'], acceptanceRate: 0.5, tokensPerSecond: 12.34, prefilledTokens: 7 });
   const r = m.render('file:///a.md');
   assert.equal(r.text, '$(feather) Bielik spec:off 50% 12.3 tok/s');
+  m.update({ state: 'ready', message: 'model ready', uri: 'file:///a.md', tokensPerSecond: 12.34, charsPerSecond: 30.4 });
+  assert.equal(m.render('file:///a.md').text, '$(feather) Bielik spec:off 50% 12.3 tok/s 30 chars/s');
+  assert.match(m.render('file:///a.md').tooltip, /12\.3 tokens\/s, 30\.4 characters\/s/);
   assert.match(r.tooltip, /Speculation: off \(magic comment\)/);
   assert.match(r.tooltip, /Why: speculation off for this file/);
   assert.match(r.tooltip, /Policy: short prompt/);
