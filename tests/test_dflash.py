@@ -54,6 +54,8 @@ def test_the_random_drafter_is_in_the_published_format(target, drafter_dir):
     assert config["num_target_layers"] == len(target.model.layers)
     assert registry.model_format(str(drafter_dir)) == "dflash"
     assert registry.model_format("embedded:smollm2-135m") == "lm"
+    assert registry.model_format("speakleash/Bielik-11B-v3.0-DFlash") == "dflash"  # a hub repo
+    assert registry.model_format("speakleash/Bielik-11B-v3.0-Instruct-MLX-8bit") == "lm"
     model = load_dflash(drafter_dir)
     assert model.cfg.block_size == 8 and model.cfg.target_layer_ids == (1, 3, 4)
 
