@@ -148,6 +148,9 @@ export class Bielik implements vscode.Disposable {
     this.render();
     try {
       await client.start();
+      // A server that exits before it answers `initialize` can leave start() resolved (the
+      // library drops its start promise when the connection closes): check what came of it.
+      if (client.state !== State.Running) throw new Error('the connection closed before initialize');
     } catch (e) {
       if (client !== this.client) return;
       this.client = undefined;

@@ -130,10 +130,12 @@ export function startServer(command: string, args: string[], options: cp.SpawnOp
   });
 }
 
-/** One line on how a server that ended by itself ended, with the end of what it wrote. */
+/** One line on how a server that ended by itself ended, with the end of what it wrote: its
+ * last line naming an error (a usage message or a traceback ends in one), else its last lines. */
 export function describeExit(exit: Exit, stderr: Tail): string {
   const how = exit.signal ? `was killed (${exit.signal})` : `exited with code ${exit.code}`;
-  const said = stderr.lines(3).join(' | ');
+  const error = stderr.lines(40).filter((l) => /error/i.test(l)).at(-1);
+  const said = error?.trim() ?? stderr.lines(3).join(' | ');
   return said ? `${how}: ${said.slice(-600)}` : how;
 }
 

@@ -204,7 +204,7 @@ test('a server that exits at start: one error with the end of its stderr, no res
   assert.equal(env.clients.length, 1, 'started once, not again');
   assert.equal(bielik.model.state, 'error');
   assert.deepEqual(env.vscode.__state.messages.map((m) => m.slice(0, 2)), [['error',
-    `Bielik: cannot start ${bad}: it exited with code 2: Traceback (most recent call last): | bielik-lsp: error: unrecognized arguments: --stdio`]]);
+    `Bielik: cannot start ${bad}: it exited with code 2: bielik-lsp: error: unrecognized arguments: --stdio`]]);
   assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
   await env.extension.deactivate();
 });

@@ -178,3 +178,19 @@ test('the type each server setting must have agrees with package.json', () => {
     else assert.ok(types.every((t) => [json[kind]].flat().includes(t)), `${key}: ${kind} vs ${types}`);
   }
 });
+
+test('describeExit: the last line naming an error, else the last lines; Restarts: 3 in 3 minutes', () => {
+  const { Tail, Restarts, describeExit, launchArgs } = require('../../out/launch');
+  const tail = new Tail();
+  tail.push('Traceback (most recent call last):\n  File "x.py", line 1\nModuleNotFoundError: No module named ');
+  tail.push("'pygls'\n\n");
+  assert.equal(describeExit({ code: 1, signal: null }, tail), "exited with code 1: ModuleNotFoundError: No module named 'pygls'");
+  const quiet = new Tail();
+  quiet.push('loading\nstill loading\nbye\n');
+  assert.equal(describeExit({ code: null, signal: 'SIGKILL' }, quiet), 'was killed (SIGKILL): loading | still loading | bye');
+  assert.equal(describeExit({ code: 0, signal: null }, new Tail()), 'exited with code 0');
+  const r = new Restarts();
+  assert.deepEqual([0, 1000, 2000, 3000].map((t) => r.allow(t)), [true, true, true, false]);
+  assert.equal(r.allow(3 * 60 * 1000 + 1), true, 'the oldest left the window');
+  assert.deepEqual(launchArgs(['serve'], 42), ['serve', '--stdio', '--clientProcessId=42']);
+});

@@ -200,7 +200,10 @@ function createLanguageClientModule(clients) {
         this.process = await this.serverOptions();
         const exited = new Promise((r) => this.process.once('exit', () => r(true)));
         if (await Promise.race([exited, new Promise((r) => setTimeout(() => r(false), LanguageClient.startMs))])) {
-          throw new Error('Pending response rejected since connection got disposed');
+          // As vscode-languageclient 10 does: the close handler runs, and start() resolves.
+          await this.clientOptions.errorHandler.closed();
+          this.state = 1;
+          return;
         }
         if (this.failStart) throw this.failStart;
       } catch (e) {
