@@ -6,6 +6,9 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { load, protocolConverter } = require('../unit/mock-vscode');
 const { python, spawnServer, stop } = require('./helpers');
 
@@ -21,6 +24,10 @@ test('three items from a server: all reach VS Code, a partial accept names the o
     conn.sendNotification('textDocument/didOpen', { textDocument: { uri: URI, languageId: 'markdown', version: 1, text: TEXT } });
 
     const env = load();
+    // The extension's own server process is a stand-in that waits; the requests go to the stub.
+    const idle = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-bin-')), 'bielik-lsp');
+    fs.writeFileSync(idle, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
+    env.vscode.__state.settings['server.command'] = idle;
     await env.extension.activate({ subscriptions: [] });
     const client = env.clients.at(-1);
     client.sendNotification = async (type, params) => conn.sendNotification(type.method ?? type, params);
@@ -47,6 +54,7 @@ test('three items from a server: all reach VS Code, a partial accept names the o
     assert.equal(partial.length, 1);
     assert.deepEqual(partial[0].params.item.command, result.items[2].command);
     assert.equal(partial[0].params.acceptedLength, ' trzecia\n'.length);
+    await env.extension.deactivate();
   } finally {
     await stop(conn, child);
   }
