@@ -29,6 +29,11 @@ COMMON_PRESETS: dict[str, dict[str, str]] = {
 }
 QWEN_GGUF = "Qwen/Qwen2.5-1.5B-Instruct-GGUF:qwen2.5-1.5b-instruct-q4_k_m.gguf"
 BIELIK_GGUF = "speakleash/Bielik-11B-v3.0-Instruct-GGUF:Bielik-11B-v3.0-Instruct.Q4_K_M.gguf"
+# Intel devices (OpenVINO) run a GGUF through OpenVINO GenAI's reader, which takes Q4_K_M of a
+# llama-architecture model whose rows are multiples of 256 (Q4_K and Q6_K tensors only): Bielik
+# 11B's and Qwen2.5-1.5B's are. speakleash's own OpenVINO IR (int4, AWQ) exists for v2.3.
+BIELIK_OV_IR = "speakleash/Bielik-11B-v2.3-Instruct-4bit-ov"
+DEVICES = ("CPU", "GPU", "NPU", "AUTO")  # the `device` setting (OpenVINO)
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,19 @@ BACKENDS: dict[str, BackendKind] = {
                     "Bielik-11B-v2.3-Instruct.Q4_K_M.gguf",
                     "drafter_model": QWEN_GGUF,
                 },
+            },
+        ),
+        BackendKind(
+            "openvino",
+            "OpenVINO (openvino-genai): Intel CPUs, GPUs (Arc, iGPU) and NPUs; a GGUF it reads "
+            "(llama/qwen2/qwen3; Q4_0, Q4_1, Q8_0, Q4_K, Q6_K) or an OpenVINO IR directory",
+            "decoder.backends.openvino",
+            requires="openvino_genai",
+            install="pip install 'bielik-lsp[openvino]' (./install.sh does it)",
+            presets={
+                "bielik": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
+                "bielik-qwen": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
+                "bielik-v2.3": {"target": BIELIK_OV_IR, "drafter_model": QWEN_GGUF},
             },
         ),
     )
