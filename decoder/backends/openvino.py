@@ -22,7 +22,6 @@ every backend (decoder/backends/exactness.py); on OpenVINO's CPU plug-in it does
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -43,6 +42,7 @@ if TYPE_CHECKING:
     from decoder.config import Settings
 
 from decoder.backends.registry import DEVICES
+
 DEFAULT_CONTEXT = 8192  # positions a cache may hold; the model's own limit caps it
 EXPORT_VERSION = 1  # bump when an exported directory's contents change
 GGUF_ARCHITECTURES = ("llama", "qwen2", "qwen3")  # OpenVINO GenAI 2026.4's GGUF reader
@@ -258,7 +258,9 @@ class HFTokenizer:
             path = directory / name
             if path.is_file():
                 value = json.loads(path.read_text(encoding="utf-8")).get("eos_token_id")
-                eos.update(value if isinstance(value, list) else [value] if value is not None else [])
+                eos.update(
+                    value if isinstance(value, list) else [value] if value is not None else []
+                )
         if self.hf.eos_token_id is not None:
             eos.add(self.hf.eos_token_id)
         self.eos_token_ids = frozenset(eos)
@@ -345,7 +347,9 @@ class OpenVINOBackend:
             request.infer()
         except RuntimeError as error:
             self.live = self.live[:-n]
-            raise OpenVINOError(f"OpenVINO failed a pass of {n} tokens: {one_line(error)}") from None
+            raise OpenVINOError(
+                f"OpenVINO failed a pass of {n} tokens: {one_line(error)}"
+            ) from None
         self.ids.extend(ids)
 
     def forward(self, ids: list[int]) -> np.ndarray:
