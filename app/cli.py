@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--load", action="store_true", help="also load the models: exactness and measured costs"
     )
+    add_settings(doctor, "global", after_command=True)
     from app.bench.cli import add_parser
 
     add_parser(sub)
@@ -45,6 +46,7 @@ def _add_continue(sub: Any) -> None:
     )
     cont.add_argument("file")
     add_settings(cont, "continue")
+    add_settings(cont, "global", after_command=True)
     cont.add_argument(
         "--json", action="store_true", help="print one JSON object (text, token_ids, stats)"
     )
@@ -68,12 +70,20 @@ def _add_serve_model(sub: Any) -> None:
     sm.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the server")
 
 
-def add_settings(parser: argparse.ArgumentParser, where: str, schema=SCHEMA) -> None:
-    """A flag for each setting whose place on the command line is `where` (decoder.config)."""
+def add_settings(
+    parser: argparse.ArgumentParser, where: str, schema=SCHEMA, after_command: bool = False
+) -> None:
+    """A flag for each setting whose place on the command line is `where` (decoder.config).
+
+    `after_command`: global flags also taken after a command (`doctor --backend openvino`);
+    unset there, they leave what was given before the command.
+    """
     for entry in schema:
         if entry.meta.cli != where:
             continue
         kind: dict = {"help": entry.meta.doc, "dest": entry.name}
+        if after_command:
+            kind["default"] = argparse.SUPPRESS
         if entry.kind == "bool":
             kind["action"] = argparse.BooleanOptionalAction
         else:

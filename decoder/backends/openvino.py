@@ -5,8 +5,8 @@ lives in the infer request's states, as optimum-intel and OpenVINO GenAI export 
 becomes one once: OpenVINO GenAI's own GGUF reader builds the graph (weights stay compressed,
 u4/u8 with scales and zero points) and writes it next to a link to the file, in the cache
 (`enable_save_ov_model`), with our Hugging Face tokenizer beside it. Its reader knows the llama,
-qwen2 and qwen3 architectures and the tensor types F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K and
-Q6_K: anything else is refused before it is tried, with the reason.
+qwen2 and qwen3 architectures, weight matrices in F16, Q4_0, Q4_1, Q8_0, Q4_K or Q6_K (not F32,
+BF16, Q5_0, Q5_K, ...): anything else is refused before it is tried, with the reason.
 
 Before compiling, the logits head gets a Gather over an extra `logits_rows` input (what GenAI
 does for its own speculative pipelines), so a prompt chunk computes no logits and a verification
@@ -46,7 +46,8 @@ from decoder.backends.registry import DEVICES
 DEFAULT_CONTEXT = 8192  # positions a cache may hold; the model's own limit caps it
 EXPORT_VERSION = 1  # bump when an exported directory's contents change
 GGUF_ARCHITECTURES = ("llama", "qwen2", "qwen3")  # OpenVINO GenAI 2026.4's GGUF reader
-GGUF_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q6_K")
+GGUF_MATRIX_TYPES = ("F16", "Q4_0", "Q4_1", "Q8_0", "Q4_K", "Q6_K")  # its matmul weights
+GGUF_VECTOR_TYPES = ("F32", "F16")  # its norms
 MODEL_FILE = "openvino_model.xml"
 META_FILE = "bielik-lsp.json"  # what the export knows and the IR does not: context, source
 ROWS = "logits_rows"  # the input naming the positions whose logits a pass returns
@@ -102,12 +103,19 @@ def check_gguf(path: Path) -> None:
 
     reader = _read(path)
     arch = _field(reader, "general.architecture")
-    types = sorted({t.tensor_type.name for t in reader.tensors} - set(GGUF_TYPES))
+    types = set()
+    for tensor in reader.tensors:
+        allowed = GGUF_MATRIX_TYPES if len(tensor.shape) > 1 else GGUF_VECTOR_TYPES
+        if tensor.tensor_type.name not in allowed:
+            types.add(f"{tensor.tensor_type.name}{' matrices' if len(tensor.shape) > 1 else ''}")
     problems = []
     if arch not in GGUF_ARCHITECTURES:
         problems.append(f"architecture {arch!r} (it reads {', '.join(GGUF_ARCHITECTURES)})")
     if types:
-        problems.append(f"tensor types {', '.join(types)} (it reads {', '.join(GGUF_TYPES)})")
+        problems.append(
+            f"tensor types {', '.join(sorted(types))} (its weight matrices must be "
+            f"{', '.join(GGUF_MATRIX_TYPES)})"
+        )
     if problems:
         raise ModelLoadError(
             f"{path.name}: OpenVINO's GGUF reader cannot read its {' nor its '.join(problems)}; "
@@ -158,9 +166,9 @@ def _export(gguf_path: Path, out: Path) -> None:
         openvino_genai.LLMPipeline(
             str(link), "CPU", enable_save_ov_model=True, ATTENTION_BACKEND="SDPA"
         )
-    except RuntimeError as error:
+    except Exception as error:  # its reader throws RuntimeError, IndexError (map::at), ...
         raise ModelLoadError(
-            f"{gguf_path.name}: OpenVINO GenAI cannot read it ({one_line(error)}); {ALTERNATIVE}"
+            f"{gguf_path.name}: OpenVINO GenAI cannot read it ({ov_message(error)}); {ALTERNATIVE}"
         ) from None
     finally:
         link.unlink()
@@ -169,6 +177,13 @@ def _export(gguf_path: Path, out: Path) -> None:
     arch = _field(reader, "general.architecture")
     meta = {"source": str(gguf_path), "context_length": _field(reader, f"{arch}.context_length")}
     (out / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
+
+
+def ov_message(error: Exception) -> str:
+    """OpenVINO's own words in an exception, without the source locations it puts first."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    said = [line for line in lines if line and not line.startswith("Exception from ")]
+    return (said[-1] if said else one_line(error))[:300]
 
 
 # --- the model: read, the logits head narrowed, compiled ------------------------------------
@@ -181,7 +196,7 @@ def read_model(directory: Path) -> ov.Model:
     try:
         model = core().read_model(directory / MODEL_FILE)
     except RuntimeError as error:
-        raise ModelLoadError(f"{directory}: OpenVINO cannot read it: {one_line(error)}") from None
+        raise ModelLoadError(f"{directory}: OpenVINO cannot read it: {ov_message(error)}") from None
     names = {name for port in model.inputs for name in port.get_names()}
     missing = {"input_ids", "attention_mask", "beam_idx"} - names
     if missing or not model.get_sinks():
@@ -229,7 +244,7 @@ def compile_model(model: ov.Model, device: str, config: dict, progress: bool, na
             print(file=sys.stderr)
         hint = " (the NPU needs static shapes: see README, OpenVINO)" if device == "NPU" else ""
         raise ModelLoadError(
-            f"OpenVINO cannot compile {name} for {device}{hint}: {one_line(error)}; "
+            f"OpenVINO cannot compile {name} for {device}{hint}: {ov_message(error)}; "
             "use --device CPU or --backend llamacpp"
         ) from None
     seconds = time.perf_counter() - start
@@ -295,6 +310,7 @@ class OpenVINOBackend:
         threads: int | None = None,
         prefix_cache_mb: float = 512,
         progress: bool = True,
+        name: str = "",
     ):
         self.path = str(directory)
         self.device = check_device(device)
@@ -302,7 +318,7 @@ class OpenVINOBackend:
         self.vocab_size = int(model.output("logits").get_partial_shape()[2].get_length())
         config = {"INFERENCE_NUM_THREADS": threads} if threads and device == "CPU" else {}
         compiled, self.compile_seconds = compile_model(
-            model, device, config, progress, directory.name
+            model, device, config, progress, name or directory.name
         )
         self.compiled = compiled
         self.request = compiled.create_infer_request()
@@ -348,7 +364,7 @@ class OpenVINOBackend:
         except RuntimeError as error:
             self.live = self.live[:-n]
             raise OpenVINOError(
-                f"OpenVINO failed a pass of {n} tokens: {one_line(error)}"
+                f"OpenVINO failed a pass of {n} tokens: {ov_message(error)}"
             ) from None
         self.ids.extend(ids)
 
@@ -457,7 +473,11 @@ class OpenVINOBackend:
             "dynamic quantization group": "DYNAMIC_QUANTIZATION_GROUP_SIZE",
         }
         found = {label: self._property(key) for label, key in parts.items()}
-        return ", ".join(f"{label} {value}" for label, value in found.items() if value is not None)
+        return ", ".join(
+            f"{label} {getattr(value, 'get_type_name', lambda v=value: v)()}"
+            for label, value in found.items()
+            if value is not None
+        )
 
 
 def _context(directory: Path) -> int | None:
@@ -523,6 +543,7 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
             threads=settings.threads,
             prefix_cache_mb=settings.prefix_cache_mb,
             progress=progress,
+            name=spec,
         )
     except OpenVINOError as error:
         raise ModelLoadError(f"{spec}: {error}") from None
@@ -535,7 +556,7 @@ def doctor(settings: Settings) -> list[str]:
 
     lines = [
         f"OpenVINO {ov.get_version()}, OpenVINO GenAI {openvino_genai.__version__}; "
-        f"device in use: {settings.device}",
+        f"device setting: {settings.device}",
         f"devices seen: {'; '.join(devices()) or 'none'}",
         f"compiled models cached in {cache_root() / 'openvino' / 'compiled'}",
     ]
