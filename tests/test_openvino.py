@@ -169,3 +169,20 @@ def test_unknown_and_absent_devices_are_refused_in_one_line(tmp_path):
             load_model(SMOL, replace(SETTINGS, device="GPU"), "openvino", progress=False)
     with pytest.raises(ModelLoadError, match="not an OpenVINO IR directory"):
         load_model(str(tmp_path), SETTINGS, "openvino", progress=False)
+
+
+def test_doctor_names_the_device_and_whether_passes_are_exact(capsys):
+    """The global flags after the command, as in `doctor --load --backend openvino --target X`."""
+    from app.cli import build_parser, main, overrides
+
+    args = build_parser().parse_args(["--threads", "2", "doctor", "--backend", "openvino"])
+    assert overrides(args)["backend"] == "openvino" and overrides(args)["threads"] == 2
+    code = main(["doctor", "--load", "--backend", "openvino", "--target", SMOL])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "devices seen: CPU" in out
+    lines = out.splitlines()
+    target = next(line for line in lines if line.startswith("target") and "device" in line)
+    assert "device CPU (" in target
+    exact = next(line for line in lines if line.startswith("exact"))
+    assert "exact: no" in exact and "max |diff|" in exact
