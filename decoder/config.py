@@ -155,9 +155,16 @@ class Settings:
         reload=True,
         cli="global",
     )
+    device: str = setting(
+        "CPU",
+        "OpenVINO device: CPU, GPU (Intel Arc or integrated), NPU (Core Ultra) or AUTO",
+        choices=backends.DEVICES,
+        reload=True,
+        cli="global",
+    )
     threads: int | None = setting(
         None,
-        "llama.cpp CPU threads (unset: the physical cores)",
+        "llama.cpp and OpenVINO CPU threads (unset: the physical cores)",
         minimum=1,
         reload=True,
         cli="global",

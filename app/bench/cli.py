@@ -17,7 +17,7 @@ from decoder.config import Settings
 from decoder.drafting.drafter import TRANSLATIONS
 from decoder.schema import ConfigError
 
-SUITES = ("engines", "cross-tokenizer", "costs", "priors")
+SUITES = ("engines", "openvino", "cross-tokenizer", "costs", "priors")
 
 
 def add_parser(sub: Any) -> None:
@@ -30,8 +30,11 @@ def add_parser(sub: Any) -> None:
     )
     _add_grid(bench)
     _add_typing(bench)
-    suites = bench.add_subparsers(dest="suite", metavar="{engines,cross-tokenizer,costs,priors}")
+    suites = bench.add_subparsers(
+        dest="suite", metavar="{engines,openvino,cross-tokenizer,costs,priors}"
+    )
     _add_engines(suites)
+    _add_openvino(suites)
     _add_cross(suites)
     _add_costs(suites)
     _add_priors(suites)
@@ -77,6 +80,15 @@ def _add_engines(suites: Any) -> None:
     p = _corpus_suite(suites, "engines", about, tokens=64)
     p.add_argument("--per-class", type=int, default=6, help="structured and prose excerpts each")
     p.add_argument("--llama-server", metavar="BIN", help="a llama-server binary to compare with")
+
+
+def _add_openvino(suites: Any) -> None:
+    about = (
+        "our OpenVINO engine (plain, auto) against OpenVINO GenAI's pipelines (plain, prompt "
+        "lookup, draft model) and our llama.cpp engine, on one GGUF"
+    )
+    p = _corpus_suite(suites, "openvino", about, tokens=64)
+    p.add_argument("--per-class", type=int, default=6, help="structured and prose excerpts each")
 
 
 def _add_cross(suites: Any) -> None:
@@ -150,6 +162,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import engines
 
         print(engines.run(settings, args))
+    elif args.suite == "openvino":
+        from app.bench import openvino
+
+        print(openvino.run(settings, args))
     elif args.suite == "cross-tokenizer":
         from app.bench import cross
 

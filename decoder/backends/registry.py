@@ -61,10 +61,14 @@ FAMILY: dict[str, Family] = {
     "bielik": Family(
         "Bielik-11B-v3.0-Instruct",
         MISTRAL,
-        {"mlx": "dflash (speakleash/Bielik-11B-v3.0-DFlash)", "llamacpp": CROSS},
+        {"mlx": "dflash (speakleash/Bielik-11B-v3.0-DFlash)", "llamacpp": CROSS, "openvino": CROSS},
     ),
-    "bielik-qwen": Family("Bielik-11B-v3.0-Instruct", MISTRAL, {"mlx": CROSS, "llamacpp": CROSS}),
-    "bielik-v2.3": Family("Bielik-11B-v2.3-Instruct", MISTRAL, {"llamacpp": CROSS}),
+    "bielik-qwen": Family(
+        "Bielik-11B-v3.0-Instruct", MISTRAL, {"mlx": CROSS, "llamacpp": CROSS, "openvino": CROSS}
+    ),
+    "bielik-v2.3": Family(
+        "Bielik-11B-v2.3-Instruct", MISTRAL, {"llamacpp": CROSS, "openvino": CROSS}
+    ),
     "bielik-pl": Family("Bielik-PL-11B-v3.0-Instruct", POLISH, {"mlx": SAME_OR_CROSS}),
     "bielik-minitron": Family(
         "Bielik-Minitron-7B-v3.0-Instruct",
@@ -83,6 +87,11 @@ FAMILY: dict[str, Family] = {
         },
     ),
 }
+# Intel devices (OpenVINO) run a GGUF through OpenVINO GenAI's reader, which takes Q4_K_M of a
+# llama-architecture model whose rows are multiples of 256 (Q4_K and Q6_K tensors only): Bielik
+# 11B's and Qwen2.5-1.5B's are. speakleash's own OpenVINO IR (int4, AWQ) exists for v2.3.
+BIELIK_OV_IR = "speakleash/Bielik-11B-v2.3-Instruct-4bit-ov"
+DEVICES = ("CPU", "GPU", "NPU", "AUTO")  # the `device` setting (OpenVINO)
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,19 @@ BACKENDS: dict[str, BackendKind] = {
                 # --target FILE.gguf --drafter-model the 1.5B's).
                 "bielik-minitron": {"target": MINITRON_GGUF, "drafter_model": QWEN_GGUF},
                 "bielik-4.5b": {"target": SMALL_GGUF, "drafter_model": APT4_DRAFTER_GGUF},
+            },
+        ),
+        BackendKind(
+            "openvino",
+            "OpenVINO (openvino-genai): Intel CPUs, GPUs (Arc, iGPU) and NPUs; a GGUF it reads "
+            "(llama/qwen2/qwen3; Q4_0, Q4_1, Q8_0, Q4_K, Q6_K) or an OpenVINO IR directory",
+            "decoder.backends.openvino",
+            requires="openvino_genai",
+            install="pip install 'bielik-lsp[openvino]' (./install.sh does it)",
+            presets={
+                "bielik": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
+                "bielik-qwen": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
+                "bielik-v2.3": {"target": BIELIK_OV_IR, "drafter_model": QWEN_GGUF},
             },
         ),
     )

@@ -17,10 +17,11 @@ return {
   connect_timeout_s = 3.0, -- seconds to wait for an inference server to accept a connection
   read_timeout_s = 60.0, -- longest silence from an inference server mid-request, in seconds
   tls_verify = true, -- verify an https inference server's certificate
-  backend = 'auto', -- inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows (auto | mlx | llamacpp)
+  backend = 'auto', -- inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows (auto | mlx | llamacpp | openvino)
   exact = true, -- speculative output equals plain greedy output bit for bit: kernels chosen for it and measured at load (false: the fastest kernels, drafts verified as llama-server does)
-  drafter_backend = vim.NIL, -- the drafter model's engine (unset: the same as backend) (auto | mlx | llamacpp)
-  threads = vim.NIL, -- llama.cpp CPU threads (unset: the physical cores)
+  drafter_backend = vim.NIL, -- the drafter model's engine (unset: the same as backend) (auto | mlx | llamacpp | openvino)
+  device = 'CPU', -- OpenVINO device: CPU, GPU (Intel Arc or integrated), NPU (Core Ultra) or AUTO (CPU | GPU | NPU | AUTO)
+  threads = vim.NIL, -- llama.cpp and OpenVINO CPU threads (unset: the physical cores)
   gpu_layers = vim.NIL, -- llama.cpp layers offloaded to the GPU (unset: all when the build has a GPU)
   prefix_cache_mb = 512, -- memory for per-document prompt caches kept across keystrokes (LRU)
   debounce_ms = 30, -- wait this long for more typing before generating
