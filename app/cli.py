@@ -18,8 +18,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
     add_settings(p, "global")
+    add_transport(p)  # `bielik-lsp --stdio` serves too, when a client's args leave out `serve`
     sub = p.add_subparsers(dest="command")
     serve = sub.add_parser("serve", allow_abbrev=False, help="speak LSP over stdio (the default)")
+    add_transport(serve)
     serve.add_argument(
         "--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging)"
     )
@@ -35,6 +37,36 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parser(sub)
     return p
+
+
+def add_transport(parser: argparse.ArgumentParser) -> None:
+    """What language clients append to the server's command (vscode-languageclient, others).
+
+    Defaults are left out of the namespace (SUPPRESS) so that `serve`'s own parser never
+    overwrites what was given before the subcommand.
+    """
+    quiet = argparse.SUPPRESS
+    parser.add_argument(
+        "--stdio", action="store_true", default=quiet, help="LSP over stdio: the default"
+    )
+    parser.add_argument(
+        "--clientProcessId",
+        dest="client_process_id",
+        type=int,
+        metavar="PID",
+        default=quiet,
+        help="exit when this process (the editor) is gone",
+    )
+    # Other transports of vscode-languageclient: refused in _serve with one clear line.
+    parser.add_argument(
+        "--node-ipc",
+        dest="other_transport",
+        action="store_const",
+        const="ipc",
+        default=quiet,
+        help=quiet,
+    )
+    parser.add_argument("--socket", "--pipe", dest="other_transport", default=quiet, help=quiet)
 
 
 def _add_continue(sub: Any) -> None:
@@ -89,9 +121,16 @@ def overrides(args: argparse.Namespace) -> dict:
 
 
 def _serve(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.errors import UserError
     from lsp_server.server import serve
 
-    return serve(settings, tcp=getattr(args, "tcp", None))
+    if hasattr(args, "other_transport"):
+        raise UserError(
+            "bielik-lsp speaks LSP over stdio only, not --node-ipc, --socket or --pipe:"
+            " use the client's stdio transport (vscode-languageclient: TransportKind.stdio)"
+        )
+    client = getattr(args, "client_process_id", None)
+    return serve(settings, tcp=getattr(args, "tcp", None), client_process_id=client)
 
 
 def _run(name: str):

@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from decoder.config import ConfigError, Settings
 
+from .client_watch import ClientWatch
 from .compat import Protocol, WatchedInput
 from .completion import SuggestionCache
 from .documents import (
@@ -72,6 +73,7 @@ class BielikServer(LanguageServer):
         self.input: WatchedInput | None = None  # stdin, when serving over it
         self.delivered: dict[str, tuple[str, str]] = {}  # item id -> (uri, kind of the item)
         self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
+        self.client_watch = ClientWatch()  # exits when the editor's process is gone
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> Document:

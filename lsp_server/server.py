@@ -30,6 +30,7 @@ log = logging.getLogger("bielik-lsp")
 
 
 def initialize(ls: BielikServer, params: types.InitializeParams) -> None:
+    ls.client_watch.watch(params.process_id)
     try:
         ls.config = ls.config.updated(params.initialization_options)
     except ConfigError as e:
@@ -161,14 +162,19 @@ def build(settings: Settings) -> BielikServer:
     return ls
 
 
-def serve(settings: Settings, tcp: str | None = None) -> int:
-    """Run the server over stdio (or TCP HOST:PORT for debugging) until the client exits."""
+def serve(settings: Settings, tcp: str | None = None, client_process_id: int | None = None) -> int:
+    """Run the server over stdio (or TCP HOST:PORT for debugging) until the client exits.
+
+    Or until the client's process is gone: `client_process_id` (`--clientProcessId`) and the
+    `processId` of `initialize` are watched.
+    """
     logging.basicConfig(
         level=logging.WARNING, format="bielik-lsp %(levelname)s %(name)s: %(message)s"
     )
     for name in filter(None, os.environ.get(DEBUG_ENV, "").split(",")):
         logging.getLogger(name.strip()).setLevel(logging.DEBUG)
     ls = build(settings)
+    ls.client_watch.watch(client_process_id)
     if tcp:
         host, _, port = tcp.rpartition(":")
         if not port.isdigit():

@@ -118,11 +118,13 @@ def own_private_names(trees: list[ast.Module]) -> set[str]:
 
 # namedtuple's public methods carry an underscore only to stay clear of field names.
 NAMEDTUPLE_API = frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults"})
+# Documented standard-library functions with an underscore (os._exit: exit without cleanup).
+STDLIB_API = frozenset({"_exit"})
 
 
 def is_private(name: str) -> bool:
     dunder = name.startswith("__") and name.endswith("__")
-    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API
+    return name.startswith("_") and not dunder and name not in NAMEDTUPLE_API | STDLIB_API
 
 
 def is_super_call(node: ast.expr) -> bool:
