@@ -136,6 +136,7 @@ def test_vscode_unit(vscode_built):
 
 
 def test_vscode_vsix_builds(vscode_built, tmp_path):
+    """The package is the bundle and its metadata: no sources, tests or node_modules."""
     vsix = tmp_path / "bielik-lsp.vsix"
     _run(
         ["npx", "--no-install", "vsce", "package", "--skip-license", "--out", str(vsix)],
@@ -145,11 +146,21 @@ def test_vscode_vsix_builds(vscode_built, tmp_path):
     names = zipfile.ZipFile(vsix).namelist()
     for name in (
         "extension/package.json",
-        "extension/out/extension.js",
-        "extension/node_modules/vscode-languageclient/package.json",
+        "extension/dist/extension.js",
+        "extension/readme.md",
+        "extension/changelog.md",
+        "extension/images/icon.png",
     ):
         assert name in names, f"{name} missing from the .vsix"
-    assert not any(n.startswith(("extension/src/", "extension/test/")) for n in names)
+    assert not any(
+        n.startswith(
+            ("extension/src/", "extension/test/", "extension/node_modules/", "extension/out/")
+        )
+        for n in names
+    ), names
+    bundle = zipfile.ZipFile(vsix).read("extension/dist/extension.js").decode()
+    assert "vscode-languageclient" in bundle or "LanguageClient" in bundle  # bundled in
+    assert vsix.stat().st_size < 1_000_000
 
 
 @pytest.mark.slow

@@ -108,21 +108,20 @@ export function languages(inspect: Inspect): string[] {
 }
 
 export interface ServerCommand {
-  command: string;
+  /** `bielik.server.command` as set (undefined: not set; launch.ts looks for bielik-lsp). */
+  command: string | undefined;
   args: string[];
 }
 
-/** `bielik.server.command` and `bielik.server.args`, with a leading `~/` expanded. Both are
- * machine-scoped: only the user's (or the remote machine's) settings count, so opening a folder
- * never chooses which program runs. */
-export function serverCommand(inspect: Inspect, home?: string): ServerCommand {
-  let command = explicit(inspect('server.command'), true);
+/** `bielik.server.command` and `bielik.server.args`. Both are machine-scoped: only the user's
+ * (or the remote machine's) settings count, so opening a folder never chooses which program
+ * runs. */
+export function serverCommand(inspect: Inspect): ServerCommand {
+  const command = explicit(inspect('server.command'), true);
   let args = explicit(inspect('server.args'), true);
-  if (typeof command !== 'string' || !command.trim()) command = 'bielik-lsp';
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) args = ['serve'];
-  let cmd = (command as string).trim();
-  if (home && cmd.startsWith('~/')) cmd = home + cmd.slice(1);
-  return { command: cmd, args: args as string[] };
+  const given = typeof command === 'string' && command.trim() ? command.trim() : undefined;
+  return { command: given, args: args as string[] };
 }
 
 /** Document selector for the client: the configured languages, files and unsaved buffers. */

@@ -7,14 +7,18 @@
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  CloseHandlerResult,
   DidChangeConfigurationNotification,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
-  ServerOptions,
-  TransportKind,
+  RevealOutputChannelOn,
+  State,
 } from 'vscode-languageclient/node';
 import * as config from './config';
+import { Restarts, Started, describeExit, launchArgs, locateServer, startServer } from './launch';
 import { PARTIAL_ACCEPT, PARTS, PartialAccept, ShownItem, partialAccept, partialAcceptParams } from './inline';
 import {
   CLIENT_COMMANDS,
@@ -29,7 +33,22 @@ import {
   statsParams,
   toggleParams,
 } from './protocol';
-import { StatusModel, formatStats } from './status';
+import { StatusModel } from './status';
+import { StatsView } from './statsView';
+
+const SETTING = 'bielik.server.command';
+const WAIT_FOR_EXIT_MS = 2000;
+
+/**
+ * The language client, with the library's own failure notifications turned off: Bielik reports
+ * a server that cannot start or keeps crashing once, with the reason (see `start`, `closed`).
+ * Everything still goes to the output channel.
+ */
+class Client extends LanguageClient {
+  override error(message: string, data?: unknown, _show?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
 
 export class Bielik implements vscode.Disposable {
   client: LanguageClient | undefined;
@@ -40,6 +59,10 @@ export class Bielik implements vscode.Disposable {
   private langs: string[] = [...config.DEFAULT_LANGUAGES];
   /** The items of the last inline completion answer, for the document they came for. */
   private shown: { uri: string; items: ShownItem[] } | undefined;
+  /** The server process of this client (a restart after a crash spawns a new one). */
+  private server: Started | undefined;
+  private restarts = new Restarts();
+  private readonly stats: StatsView;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor() {
@@ -47,13 +70,16 @@ export class Bielik implements vscode.Disposable {
     this.item.name = 'Bielik';
     this.item.command = CLIENT_COMMANDS.toggleSpeculation;
     this.output = vscode.window.createOutputChannel('Bielik', { log: true });
+    this.stats = new StatsView(() => this.fetchStats());
     this.disposables.push(
       this.item,
       this.output,
+      this.stats,
       vscode.commands.registerCommand(CLIENT_COMMANDS.continueDocument, (maxTokens?: number) => this.continueDocument(maxTokens)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.toggleSpeculation, (mode?: SpeculationMode) => this.toggleSpeculation(mode)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.showStats, () => this.showStats()),
       vscode.commands.registerCommand(CLIENT_COMMANDS.restart, () => this.restart()),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.showLog, () => this.output.show(true)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextWord, () => this.acceptPart(PARTS.word)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextLine, () => this.acceptPart(PARTS.line)),
       vscode.window.onDidChangeActiveTextEditor(() => this.render()),
@@ -70,16 +96,34 @@ export class Bielik implements vscode.Disposable {
 
   async start(): Promise<void> {
     const inspect = this.inspect();
-    const { command, args } = config.serverCommand(inspect, os.homedir());
+    const { command: setting, args } = config.serverCommand(inspect);
     this.langs = config.languages(inspect);
     const { settings, problems } = config.readSettings(inspect, vscode.workspace.isTrusted);
     this.warn(problems);
     this.sent = settings;
-    const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+    this.restarts = new Restarts();
+    const located = locateServer(setting, {
+      env: process.env,
+      home: os.homedir(),
+      platform: process.platform,
+      trustedFolders: vscode.workspace.isTrusted ? this.folders() : [],
+    });
+    if (!located.found) {
+      this.fail(`${located.problem}. Install the server (./install.sh in a clone of bielik-lsp) and set ${SETTING} to its bielik-lsp.`);
+      return;
+    }
+    const command = located.command;
+    this.output.info(`server: ${command} ${args.join(' ')} (found: ${located.how})`);
     const clientOptions: LanguageClientOptions = {
       documentSelector: config.documentSelector(this.langs),
       initializationOptions: this.sent,
       outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        error: (_error, _message, count) => ({ action: count && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        closed: () => this.closed(client),
+      },
       middleware: {
         provideInlineCompletionItems: async (document, position, context, token, next) => {
           const result = await next(document, position, context, token);
@@ -94,7 +138,7 @@ export class Bielik implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient('bielik', 'Bielik', serverOptions, clientOptions);
+    const client = new Client('bielik', 'Bielik', () => this.spawn(command, args), clientOptions);
     this.client = client;
     client.onNotification(STATUS_NOTIFICATION, (payload: StatusPayload) => {
       this.model.update(payload);
@@ -105,15 +149,67 @@ export class Bielik implements vscode.Disposable {
     try {
       await client.start();
     } catch (e) {
-      const message = `cannot start ${command} ${args.join(' ')}: ${errorText(e)}`;
-      this.model.setState('error', message);
-      this.render();
-      void vscode.window.showErrorMessage(`Bielik: ${message}. Set "bielik.server.command" to the bielik-lsp executable.`);
+      if (client !== this.client) return;
+      this.client = undefined;
+      this.fail(`cannot start ${command}: ${await this.why(e)}`);
     }
+  }
+
+  private folders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  }
+
+  /** Start the server process for the client (again after a crash). */
+  private async spawn(command: string, args: string[]) {
+    const cwd = this.folders()[0] ?? os.homedir();
+    this.server = undefined;
+    this.server = await startServer(command, launchArgs(args, process.pid), { cwd, env: process.env });
+    return this.server.child;
+  }
+
+  /** Why the start failed: how the server ended and the end of its stderr, if it did. */
+  private async why(e: unknown): Promise<string> {
+    const server = this.server;
+    if (!server) return errorText(e);
+    const exit = await Promise.race([server.exited, delay(WAIT_FOR_EXIT_MS)]);
+    if (exit) return `it ${describeExit(exit, server.stderr)}`;
+    server.child.kill();
+    return errorText(e);
+  }
+
+  /** The connection closed: restart a server that was running (a few times), else report once. */
+  private async closed(client: LanguageClient): Promise<CloseHandlerResult> {
+    const running = client.state === State.Running;
+    const server = this.server;
+    if (!running || client !== this.client) return { action: CloseAction.DoNotRestart, handled: true }; // start() reports
+    const exit = server && await Promise.race([server.exited, delay(WAIT_FOR_EXIT_MS)]);
+    const how = exit && server ? describeExit(exit, server.stderr) : 'closed the connection';
+    if (this.restarts.allow(Date.now())) {
+      this.output.warn(`the server ${how}; restarting it`);
+      this.model.setState('starting', `restarting: the server ${how}`);
+      this.render();
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.client = undefined;
+    this.fail(`the server ${how}, its third crash in 3 minutes; not restarted (Bielik: Restart Server)`);
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  /** One error message, with the way to fix it; the status bar shows the error until a restart. */
+  private fail(message: string): void {
+    this.model.setState('error', message);
+    this.render();
+    this.output.error(message);
+    const [open, log] = ['Open Setting', 'Show Log'];
+    void Promise.resolve(vscode.window.showErrorMessage(`Bielik: ${message}`, open, log)).then((picked) => {
+      if (picked === open) void vscode.commands.executeCommand('workbench.action.openSettings', SETTING);
+      else if (picked === log) this.output.show(true);
+    });
   }
 
   async stop(): Promise<void> {
     const client = this.client;
+    const server = this.server;
     this.client = undefined;
     if (client) {
       try {
@@ -122,6 +218,7 @@ export class Bielik implements vscode.Disposable {
         // already stopped or never started
       }
     }
+    if (server && !(await Promise.race([server.exited, delay(WAIT_FOR_EXIT_MS)]))) server.child.kill();
     this.model.setState('stopped', 'server stopped');
     this.render();
   }
@@ -241,19 +338,21 @@ export class Bielik implements vscode.Disposable {
     return result;
   }
 
+  /** The stats in a panel (refreshed there; its Raw JSON button opens the answer as JSON). */
   async showStats(): Promise<Record<string, unknown> | undefined> {
     if (!this.client) {
       void vscode.window.showWarningMessage('Bielik: the server is not running (Bielik: Restart Server).');
       return undefined;
     }
-    const uri = vscode.window.activeTextEditor?.document.uri.toString();
+    return this.stats.show();
+  }
+
+  private async fetchStats(): Promise<{ report: Record<string, unknown>; uri?: string } | undefined> {
+    if (!this.client) return undefined;
+    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors?.[0];
+    const uri = editor && this.langs.includes(editor.document.languageId) ? editor.document.uri.toString() : undefined;
     const report = await this.execute<Record<string, unknown>>(statsParams(uri));
-    if (report) {
-      this.output.appendLine(formatStats(report, uri));
-      this.output.appendLine(JSON.stringify(report, null, 2));
-      this.output.show(true);
-    }
-    return report;
+    return report && { report, uri };
   }
 
   render(): void {
@@ -262,6 +361,7 @@ export class Bielik implements vscode.Disposable {
     const r = this.model.render(served ? editor!.document.uri.toString() : undefined);
     this.item.text = r.text;
     this.item.tooltip = r.tooltip;
+    this.item.command = this.model.state === 'error' ? CLIENT_COMMANDS.showLog : CLIENT_COMMANDS.toggleSpeculation;
     this.item.backgroundColor = r.severity === 'normal' ? undefined
       : new vscode.ThemeColor(r.severity === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
     if (served || this.model.state === 'error') this.item.show();
@@ -275,6 +375,10 @@ export class Bielik implements vscode.Disposable {
 
 function describeMode(mode: SpeculationMode): string {
   return { auto: 'let the policy decide', on: 'always draft', off: 'plain decoding' }[mode];
+}
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 }
 
 function errorText(e: unknown): string {

@@ -18,6 +18,7 @@ export const CLIENT_COMMANDS = {
   toggleSpeculation: 'bielik.client.toggleSpeculation',
   showStats: 'bielik.client.showStats',
   restart: 'bielik.client.restart',
+  showLog: 'bielik.client.showLog',
   acceptNextWord: 'bielik.client.acceptNextWord',
   acceptNextLine: 'bielik.client.acceptNextLine',
 } as const;

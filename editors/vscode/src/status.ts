@@ -82,27 +82,3 @@ export class StatusModel {
 export function percent(x: number): string {
   return `${Math.round(x * 100)}%`;
 }
-
-/** `bielik.showStats`'s answer as readable text (the raw JSON follows it in the output). */
-export function formatStats(report: Record<string, any>, uri?: string): string {
-  const lines: string[] = [];
-  lines.push(`Bielik statistics — model ${report.state ?? '?'}${report.error ? ` (error: ${report.error})` : ''}`);
-  const block = (title: string, c: Record<string, any> | undefined) => {
-    if (!c) return;
-    lines.push('', title);
-    lines.push(`  requests ${c.requests ?? 0}, suggestions ${c.suggestions ?? 0} (cache hits ${c.cache_hits ?? 0}), superseded ${c.superseded ?? 0}`);
-    lines.push(`  shown ${c.shown ?? 0}, partially accepted ${c.partially_accepted ?? 0} (${c.accepted_chars ?? 0} chars)`);
-    lines.push(`  generated ${c.generated_tokens ?? 0} tokens, prefilled ${c.prefilled_tokens ?? 0} of ${c.prompt_tokens ?? 0} prompt tokens`);
-    lines.push(`  drafted ${c.drafted ?? 0}, accepted ${c.accepted ?? 0} (acceptance ${percent(c.acceptance_rate ?? 0)}), ${Number(c.tokens_per_second ?? 0).toFixed(1)} tokens/s`);
-    if (c.speculation !== undefined) {
-      lines.push(`  speculation ${c.speculation} (${c.source ?? 'default'}), drafter ${c.drafter || '-'}: ${c.reason || '-'}`);
-      if (Array.isArray(c.policy_reasons) && c.policy_reasons.length) lines.push(`  policy: ${c.policy_reasons.join('; ')}`);
-      lines.push(`  last run: acceptance ${percent(c.last_acceptance_rate ?? 0)}, ${Number(c.last_tokens_per_second ?? 0).toFixed(1)} tokens/s, prefilled ${c.last_prefilled_tokens ?? 0}, stop ${c.last_stop || '-'}`);
-    }
-  };
-  const files = (report.files ?? {}) as Record<string, Record<string, any>>;
-  if (uri) block(`This file (${uri})`, files[uri] ?? {});
-  else for (const [u, c] of Object.entries(files)) block(u, c);
-  block('Session', report.session);
-  return lines.join('\n');
-}

@@ -5,7 +5,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const config = require('../../out/config');
 const proto = require('../../out/protocol');
-const { StatusModel, formatStats } = require('../../out/status');
+const { StatusModel } = require('../../out/status');
+const { statsBody } = require('../../out/statsPage');
 const { Inbox, serverCommand, spawnServer, stop } = require('./helpers');
 
 const READY_TIMEOUT_MS = Number(process.env.BIELIK_READY_TIMEOUT_MS || 300000);
@@ -36,7 +37,8 @@ test('default settings: the server starts without a message', { timeout: READY_T
     const uri = 'file:///tmp/umowa.md';
     conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: 'Umowa najmu lokalu' } });
     const report = await conn.sendRequest('workspace/executeCommand', proto.statsParams(uri));
-    assert.equal(formatStats(report, uri).split('\n')[0], 'Bielik statistics — model ready');
+    assert.match(statsBody(report, uri), /<th scope="row">State<\/th><td>ready<\/td>/);
+    assert.doesNotMatch(statsBody(report, uri), /class="error"/);
     assert.doesNotMatch(model.render(uri).tooltip, /error/i);
     assert.deepEqual(messages, [], 'no window/showMessage');
   } finally {

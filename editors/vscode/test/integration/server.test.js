@@ -10,7 +10,8 @@ const assert = require('node:assert/strict');
 const config = require('../../out/config');
 const inline = require('../../out/inline');
 const proto = require('../../out/protocol');
-const { StatusModel, formatStats } = require('../../out/status');
+const { StatusModel } = require('../../out/status');
+const { statsBody } = require('../../out/statsPage');
 const { Inbox, serverCommand, spawnServer, stop } = require('./helpers');
 const READY_TIMEOUT_MS = Number(process.env.BIELIK_READY_TIMEOUT_MS || 300000);
 const TEXT = 'W początkach roku 1878, kiedy świat polityczny zajmował się pokojem san-stefańskim, ' +
@@ -167,7 +168,9 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       assert.equal(report.state, 'ready');
       assert.ok(report.files[doc.uri].requests >= 1);
       assert.equal(report.config.inlineMaxTokens, 12);
-      assert.match(formatStats(report, doc.uri), /This file/);
+      const page = statsBody(report, doc.uri);
+      assert.match(page, /This file <code>/);
+      assert.match(page, /Suggestions<\/th><td>\d+ of [1-9]\d* requests/, 'the page reads the real report');
     });
 
     await t.test('a configuration change reaches the server', async () => {

@@ -2,11 +2,23 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { load } = require('./mock-vscode');
+
+/** A real program in a fresh folder: `bielik-lsp` that runs `body` (sh), executable. */
+function program(body = 'exec sleep 60', name = 'bielik-lsp') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-bin-'));
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return file;
+}
+const SERVER = program();
 
 async function activated(settings = {}) {
   const env = load();
-  Object.assign(env.vscode.__state.settings, settings);
+  Object.assign(env.vscode.__state.settings, { 'server.command': SERVER, ...settings });
   const subscriptions = [];
   env.bielik = await env.extension.activate({ subscriptions });
   env.client = env.clients[env.clients.length - 1];
@@ -15,17 +27,20 @@ async function activated(settings = {}) {
 }
 
 test('activate starts the configured server for the configured languages', async () => {
-  const { client, vscode } = await activated({ 'server.command': '/opt/bl/bin/bielik-lsp', k: 2, languages: ['markdown', 'latex'] });
+  const { client, vscode } = await activated({ k: 2, languages: ['markdown', 'latex'] });
   assert.equal(client.running, true);
-  assert.deepEqual(client.serverOptions.command, '/opt/bl/bin/bielik-lsp');
-  assert.deepEqual(client.serverOptions.args, ['serve']);
+  assert.deepEqual(client.process.spawnargs, [SERVER, 'serve', '--stdio', `--clientProcessId=${process.pid}`],
+    'the arguments vscode-languageclient adds for stdio: the server watches the editor');
   assert.deepEqual(client.clientOptions.documentSelector.map((d) => d.language), ['markdown', 'markdown', 'latex', 'latex']);
   assert.deepEqual(client.clientOptions.initializationOptions, { k: 2, languages: ['markdown', 'latex'] });
   const pulled = client.clientOptions.middleware.workspace.configuration({ items: [{ section: 'bielik' }, { section: 'editor' }] });
   assert.deepEqual(pulled, [{ k: 2, languages: ['markdown', 'latex'] }, null]);
-  for (const id of ['bielik.client.continueDocument', 'bielik.client.toggleSpeculation', 'bielik.client.showStats', 'bielik.client.restart']) {
+  for (const id of ['bielik.client.continueDocument', 'bielik.client.toggleSpeculation', 'bielik.client.showStats', 'bielik.client.restart', 'bielik.client.showLog']) {
     assert.ok(vscode.__state.commands.has(id), id);
   }
+  assert.equal(client.clientOptions.revealOutputChannelOn, 4, 'the library shows no notices of its own');
+  await vscode.__state.commands.get('bielik.client.restart')();
+  assert.equal(client.process.exitCode !== null || client.process.signalCode !== null, true, 'the old server is gone');
 });
 
 test('status bar follows bielik/status and the active file', async () => {
@@ -92,15 +107,28 @@ test('toggle speculation: quick pick or argument, status bar updated', async () 
   assert.equal(client.requests.length, n);
 });
 
-test('show stats writes a summary to the output channel', async () => {
+test('show stats opens a panel with tables, refreshes it, and opens the raw JSON', async () => {
   const { client, vscode } = await activated();
   await vscode.__open('file:///a.md', 'markdown');
-  client.respond = async () => ({ state: 'ready', session: { requests: 1 }, files: { 'file:///a.md': { requests: 1, speculation: 'auto' } }, config: {} });
+  let requests = 1;
+  client.respond = async () => ({ state: 'ready', session: { requests }, files: { 'file:///a.md': { requests, speculation: 'auto' } }, config: {} });
   await vscode.commands.executeCommand('bielik.client.showStats');
   assert.deepEqual(client.requests.at(-1)[1], { command: 'bielik.showStats', arguments: [{ uri: 'file:///a.md' }] });
-  const out = vscode.__state.outputs[0];
-  assert.ok(out.shown);
-  assert.match(out.lines.join('\n'), /This file \(file:\/\/\/a.md\)/);
+  const panel = vscode.__state.panels[0];
+  assert.equal(panel.title, 'Bielik Stats');
+  assert.match(panel.webview.html, /This file <code>file:\/\/\/a.md<\/code>/);
+  assert.match(panel.webview.html, /Suggestions<\/th><td>0 of 1 requests/);
+  requests = 5;
+  await panel.post({ command: 'refresh' });
+  assert.match(panel.webview.html, /0 of 5 requests/);
+  await vscode.commands.executeCommand('bielik.client.showStats');
+  assert.equal(vscode.__state.panels.length, 1, 'the same panel again');
+  assert.equal(panel.revealed, 1);
+  await panel.post({ command: 'raw' });
+  const raw = vscode.__state.shownDocuments.at(-1);
+  assert.equal(raw.language, 'json');
+  assert.equal(JSON.parse(raw.content).session.requests, 5);
+  assert.deepEqual(vscode.__state.outputs[0].lines.filter((l) => l.startsWith('{')), [], 'no JSON dumped in the log');
 });
 
 test('configuration changes: server settings are sent, client settings restart the server', async () => {
@@ -114,18 +142,82 @@ test('configuration changes: server settings are sent, client settings restart t
   await env.vscode.__configure({ 'server.args': ['--preset', 'bielik', 'serve'] });
   assert.equal(env.clients.length, 2, 'a new client');
   assert.equal(env.clients[0].running, false);
-  assert.deepEqual(env.clients[1].serverOptions.args, ['--preset', 'bielik', 'serve']);
+  assert.deepEqual(env.clients[1].process.spawnargs.slice(1, 4), ['--preset', 'bielik', 'serve']);
 });
 
-test('a server that cannot start shows an error and the status bar says so', async () => {
+test('no bielik-lsp anywhere: one message with a button to the setting, no client', async () => {
   const env = load();
-  env.lc.LanguageClient.failNextStart = new Error('spawn bielik-lsp ENOENT');
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-empty-'));
+  const saved = process.env.PATH;
+  process.env.PATH = empty;
+  try {
+    env.vscode.__state.pressButton = 'Open Setting';
+    const bielik = await env.extension.activate({ subscriptions: [] });
+    await env.vscode.__open('file:///a.md', 'markdown');
+    assert.equal(env.clients.length, 0, 'nothing started');
+    assert.equal(bielik.model.state, 'error');
+    assert.equal(env.vscode.__state.messages.length, 1);
+    const [kind, text, buttons] = env.vscode.__state.messages[0];
+    assert.equal(kind, 'error');
+    assert.match(text, /^Bielik: cannot find bielik-lsp \(looked on PATH, in .*\.local\/bin\/bielik-lsp.*\)\. .*set bielik\.server\.command/);
+    assert.deepEqual(buttons, ['Open Setting', 'Show Log']);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(env.vscode.__state.executed.at(-1), ['workbench.action.openSettings', 'bielik.server.command']);
+    assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
+    assert.equal(env.vscode.__state.statusBarItems[0].command, 'bielik.client.showLog');
+    await env.extension.deactivate();
+  } finally {
+    process.env.PATH = saved;
+  }
+});
+
+test('bielik-lsp on PATH is found with no setting', async () => {
+  const env = load();
+  const saved = process.env.PATH;
+  process.env.PATH = `${path.dirname(SERVER)}${path.delimiter}${saved}`;
+  try {
+    await env.extension.activate({ subscriptions: [] });
+    assert.equal(env.clients.at(-1).process.spawnargs[0], SERVER);
+    assert.deepEqual(env.vscode.__state.messages, []);
+    await env.extension.deactivate();
+  } finally {
+    process.env.PATH = saved;
+  }
+});
+
+test('a setting naming a missing file says so, once', async () => {
+  const env = load();
+  env.vscode.__state.settings['server.command'] = '/nonexistent/bin/bielik-lsp';
+  await env.extension.activate({ subscriptions: [] });
+  assert.equal(env.clients.length, 0);
+  assert.deepEqual(env.vscode.__state.messages.map((m) => m[1]),
+    ['Bielik: bielik.server.command is "/nonexistent/bin/bielik-lsp", which is not an executable file. Install the server (./install.sh in a clone of bielik-lsp) and set bielik.server.command to its bielik-lsp.']);
+  await env.extension.deactivate();
+});
+
+test('a server that exits at start: one error with the end of its stderr, no restarts', async () => {
+  const env = load();
+  const bad = program('echo "Traceback (most recent call last):" >&2; echo "bielik-lsp: error: unrecognized arguments: --stdio" >&2; exit 2');
+  env.vscode.__state.settings['server.command'] = bad;
   const bielik = await env.extension.activate({ subscriptions: [] });
   await env.vscode.__open('file:///a.md', 'markdown');
+  assert.equal(env.clients.length, 1, 'started once, not again');
   assert.equal(bielik.model.state, 'error');
-  assert.match(env.vscode.__state.messages.at(-1)[1], /cannot start bielik-lsp serve: spawn bielik-lsp ENOENT.*bielik.server.command/);
+  assert.deepEqual(env.vscode.__state.messages.map((m) => m.slice(0, 2)), [['error',
+    `Bielik: cannot start ${bad}: it exited with code 2: Traceback (most recent call last): | bielik-lsp: error: unrecognized arguments: --stdio`]]);
   assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
   await env.extension.deactivate();
+});
+
+test('a running server that crashes is restarted, twice more at most, then one error', async () => {
+  const { client, vscode, bielik, clients } = await activated();
+  for (let i = 0; i < 3; i++) assert.equal((await client.crash()).action, 2, `restart ${i + 1}`);
+  assert.deepEqual(vscode.__state.messages, [], 'restarts are quiet');
+  assert.equal((await client.crash()).action, 1, 'the fourth crash in 3 minutes: not restarted');
+  assert.equal(clients.length, 1);
+  assert.equal(vscode.__state.messages.length, 1);
+  assert.match(vscode.__state.messages[0][1], /^Bielik: the server was killed \(SIGKILL\), its third crash in 3 minutes; not restarted/);
+  assert.equal(bielik.model.state, 'error');
 });
 
 test('a workspace cannot choose the server program; an untrusted one cannot choose models', async () => {
@@ -133,9 +225,15 @@ test('a workspace cannot choose the server program; an untrusted one cannot choo
   Object.assign(env.vscode.__state.settings, { target: 'embedded:gemma-3-270m' });
   Object.assign(env.vscode.__state.workspaceSettings, { 'server.command': './run-me.sh', target: '/repo/x.gguf', k: 3 });
   env.vscode.__state.trusted = false;
-  await env.extension.activate({ subscriptions: [] });
+  const saved = process.env.PATH;
+  process.env.PATH = `${path.dirname(SERVER)}${path.delimiter}${saved}`;
+  try {
+    await env.extension.activate({ subscriptions: [] });
+  } finally {
+    process.env.PATH = saved;
+  }
   const client = env.clients.at(-1);
-  assert.equal(client.serverOptions.command, 'bielik-lsp');
+  assert.equal(client.process.spawnargs[0], SERVER, 'the workspace value is ignored');
   assert.deepEqual(client.clientOptions.initializationOptions,
     { target: 'embedded:gemma-3-270m', k: 3, languages: ['markdown', 'plaintext', 'latex'] });
   await env.vscode.__trust();

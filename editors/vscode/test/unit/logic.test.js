@@ -4,7 +4,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const config = require('../../out/config');
 const proto = require('../../out/protocol');
-const { StatusModel, formatStats } = require('../../out/status');
+const { StatusModel } = require('../../out/status');
+const { statsBody, statsPage } = require('../../out/statsPage');
 const inline = require('../../out/inline');
 const pkg = require('../../package.json');
 
@@ -29,11 +30,11 @@ test('changedSettings resets unset keys to the server default, restarts for null
   assert.equal(b.restart, true);
 });
 
-test('serverCommand: defaults, custom args, ~ expansion, bad values ignored', () => {
-  assert.deepEqual(config.serverCommand(inspectOf({})), { command: 'bielik-lsp', args: ['serve'] });
-  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '~/bl/.venv/bin/bielik-lsp', 'server.args': ['--preset', 'bielik', 'serve'] }), '/home/u'),
-    { command: '/home/u/bl/.venv/bin/bielik-lsp', args: ['--preset', 'bielik', 'serve'] });
-  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '  ', 'server.args': 'serve' })), { command: 'bielik-lsp', args: ['serve'] });
+test('serverCommand: what is set (or nothing), custom args, bad values ignored', () => {
+  assert.deepEqual(config.serverCommand(inspectOf({})), { command: undefined, args: ['serve'] });
+  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '~/bl/.venv/bin/bielik-lsp', 'server.args': ['--preset', 'bielik', 'serve'] })),
+    { command: '~/bl/.venv/bin/bielik-lsp', args: ['--preset', 'bielik', 'serve'] });
+  assert.deepEqual(config.serverCommand(inspectOf({ 'server.command': '  ', 'server.args': 'serve' })), { command: undefined, args: ['serve'] });
 });
 
 test('documentSelector covers files and untitled buffers of each language', () => {
@@ -76,19 +77,25 @@ test('status model: loading, ready with per-file speculation and reason, error',
   assert.match(e.tooltip, /no such model/);
 });
 
-test('formatStats reads bielik.showStats', () => {
+test('the stats page reads bielik.showStats into tables, escaped', () => {
   const report = {
-    state: 'ready', error: null,
-    session: { requests: 3, suggestions: 2, acceptance_rate: 0.25, tokens_per_second: 10 },
-    files: { 'file:///a.md': { requests: 3, speculation: 'auto', source: 'default', drafter: 'lookup', reason: 'auto', policy_reasons: ['x'], last_stop: 'eos' } },
+    state: 'ready', error: null, memory_mb: 812.4, config: { target: 'embedded:gemma-3-270m', backend: 'llamacpp', drafter: 'auto', k: 16 },
+    session: { requests: 3, suggestions: 2, drafted: 8, accepted: 2, acceptance_rate: 0.25, tokens_per_second: 10, kinds: { model: { delivered: 2, shown: 1, accepted: 1 } } },
+    files: { 'file:///a.md': { requests: 3, speculation: 'auto', source: 'default', drafter: 'lookup', reason: 'auto <b>', policy_reasons: ['x'], last_stop: 'eos' } },
   };
-  const text = formatStats(report, 'file:///a.md');
-  assert.match(text, /This file \(file:\/\/\/a.md\)/);
-  assert.match(text, /requests 3/);
-  assert.match(text, /acceptance 25%/);
-  assert.match(text, /policy: x/);
-  assert.match(formatStats(report), /Session/);
-  assert.equal(formatStats({ ...report, error: '' }).split('\n')[0], 'Bielik statistics — model ready', 'no error, no error text');
+  const body = statsBody(report, 'file:///a.md');
+  assert.match(body, /<h2>This file <code>file:\/\/\/a.md<\/code><\/h2>/);
+  assert.match(body, /2 of 8 drafted tokens accepted \(25%\)/);
+  assert.match(body, /<li>x<\/li>/);
+  assert.match(body, /lookup: auto &lt;b&gt;/, 'server text is escaped');
+  assert.match(body, /embedded:gemma-3-270m/);
+  assert.match(body, /<th>partially accepted<\/th>/);
+  assert.doesNotMatch(body, /class="error"/, 'no error, no error row');
+  assert.match(statsBody({ ...report, state: 'error', error: 'cannot load x' }), /<span class="error">cannot load x<\/span>/);
+  const page = statsPage(report, undefined, 'N0NCE', 'vscode-resource:', new Date(0));
+  assert.match(page, /script-src 'nonce-N0NCE'/);
+  assert.match(page, /<h2>File <code>file:\/\/\/a.md<\/code>/, 'every file without an active one');
+  assert.match(page, /id="refresh".*id="raw"/);
 });
 
 test('partialAccept finds the item the text continues and how much of it is in', () => {
@@ -115,7 +122,9 @@ test('package.json contributes every server setting with the server default, and
   assert.deepEqual(contributed, Object.values(proto.CLIENT_COMMANDS).sort());
   for (const c of contributed) assert.ok(!Object.values(proto.SERVER_COMMANDS).includes(c), 'client ids differ from server ids');
   for (const lang of config.DEFAULT_LANGUAGES) assert.ok(pkg.activationEvents.includes(`onLanguage:${lang}`));
-  assert.match(pkg.dependencies['vscode-languageclient'], /^[~^]?1\d\./, 'vscode-languageclient v10 or later');
+  assert.match(pkg.devDependencies['vscode-languageclient'], /^[~^]?1\d\./, 'vscode-languageclient v10 or later (bundled)');
+  assert.equal(pkg.dependencies, undefined, 'everything is bundled into dist/extension.js');
+  assert.equal(pkg.main, './dist/extension.js');
 });
 
 test('server command and args are machine-scoped: a workspace value never chooses the program', () => {

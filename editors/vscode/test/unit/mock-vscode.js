@@ -63,6 +63,11 @@ function createVscode() {
     quickPick: undefined, // label to pick
     statusBarItems: [],
     outputs: [],
+    panels: [],
+    executed: [],
+    shownDocuments: [],
+    pressButton: undefined, // the button the user presses on the next error message
+    workspaceFolders: undefined,
     onActive: new Emitter(),
     onClose: new Emitter(),
     onConfig: new Emitter(),
@@ -71,6 +76,7 @@ function createVscode() {
   const vscode = {
     __state: state,
     StatusBarAlignment: { Left: 1, Right: 2 },
+    ViewColumn: { Active: -1, Beside: -2 },
     ThemeColor: class { constructor(id) { this.id = id; } },
     Position,
     Range,
@@ -83,7 +89,11 @@ function createVscode() {
         state.commands.set(id, fn);
         return { dispose: () => state.commands.delete(id) };
       },
-      executeCommand(id, ...args) { return state.commands.get(id)(...args); },
+      executeCommand(id, ...args) {
+        state.executed.push([id, ...args]);
+        const fn = state.commands.get(id);
+        return fn ? fn(...args) : Promise.resolve(); // VS Code's own commands: recorded only
+      },
     },
     window: {
       get activeTextEditor() { return state.activeTextEditor; },
@@ -93,16 +103,32 @@ function createVscode() {
         return item;
       },
       createOutputChannel(name) {
-        const out = { name, lines: [], appendLine(l) { this.lines.push(l); }, show() { this.shown = true; }, dispose() {} };
+        const out = {
+          name, lines: [], appendLine(l) { this.lines.push(l); }, show() { this.shown = true; }, dispose() {},
+          info(l) { this.lines.push(`info ${l}`); }, warn(l) { this.lines.push(`warn ${l}`); }, error(l) { this.lines.push(`error ${l}`); },
+        };
         state.outputs.push(out);
         return out;
       },
-      showErrorMessage: (m) => { state.messages.push(['error', m]); return Promise.resolve(); },
+      showErrorMessage: (m, ...buttons) => { state.messages.push(buttons.length ? ['error', m, buttons] : ['error', m]); return Promise.resolve(state.pressButton); },
       showWarningMessage: (m) => { state.messages.push(['warning', m]); return Promise.resolve(); },
       showInformationMessage: (m) => { state.messages.push(['info', m]); return Promise.resolve(); },
       setStatusBarMessage: (m) => { state.messages.push(['status', m]); return { dispose() {} }; },
       showQuickPick: async (items) => items.find((i) => i.label === state.quickPick),
       onDidChangeActiveTextEditor: state.onActive.event,
+      get visibleTextEditors() { return state.activeTextEditor ? [state.activeTextEditor] : []; },
+      createWebviewPanel(viewType, title, showOptions, options) {
+        const panel = {
+          viewType, title, showOptions, options, revealed: 0, disposed: false,
+          webview: { html: '', cspSource: 'vscode-webview:', onDidReceiveMessage: (fn) => { panel.post = fn; return { dispose() {} }; } },
+          onDidDispose: (fn) => { panel.onDispose = fn; return { dispose() {} }; },
+          reveal() { panel.revealed += 1; },
+          dispose() { panel.disposed = true; panel.onDispose?.(); },
+        };
+        state.panels.push(panel);
+        return panel;
+      },
+      showTextDocument: async (doc) => { state.shownDocuments.push(doc); },
     },
     workspace: {
       getConfiguration(section) {
@@ -115,6 +141,8 @@ function createVscode() {
       onDidChangeConfiguration: state.onConfig.event,
       get isTrusted() { return state.trusted; },
       onDidGrantWorkspaceTrust: state.onTrust.event,
+      get workspaceFolders() { return state.workspaceFolders; },
+      openTextDocument: async (init) => ({ ...init }),
     },
   };
   /** Open an editor on a document (the cursor at `line`, `character`, or at the end of `text`). */
@@ -146,7 +174,11 @@ function createVscode() {
   return vscode;
 }
 
-/** A fake LanguageClient recording what the extension asks of it. */
+/**
+ * A fake LanguageClient recording what the extension asks of it. Its start() runs the extension's
+ * server function for real (the program is spawned) and, as the real client does, fails when
+ * the program ends before it could answer `initialize` (here: within `startMs`).
+ */
 function createLanguageClientModule(clients) {
   class LanguageClient {
     constructor(id, name, serverOptions, clientOptions) {
@@ -155,21 +187,56 @@ function createLanguageClientModule(clients) {
       this.requests = [];
       this.notifications = [];
       this.running = false;
+      this.state = 1; // State.Stopped
       this.respond = async () => null; // (method, params) -> result
       this.failStart = LanguageClient.failNextStart;
       LanguageClient.failNextStart = undefined;
       clients.push(this);
     }
     onNotification(method, handler) { this.notificationHandlers.set(method, handler); return { dispose() {} }; }
-    async start() { if (this.failStart) throw this.failStart; this.running = true; }
-    async stop() { this.running = false; }
+    async start() {
+      this.state = 3; // State.Starting
+      try {
+        this.process = await this.serverOptions();
+        const exited = new Promise((r) => this.process.once('exit', () => r(true)));
+        if (await Promise.race([exited, new Promise((r) => setTimeout(() => r(false), LanguageClient.startMs))])) {
+          throw new Error('Pending response rejected since connection got disposed');
+        }
+        if (this.failStart) throw this.failStart;
+      } catch (e) {
+        this.state = 1;
+        throw e;
+      }
+      this.running = true;
+      this.state = 2; // State.Running
+    }
+    async stop() {
+      if (this.state !== 2) throw new Error(`Client is not running and can't be stopped. It's current state is: ${this.state}`);
+      this.running = false;
+      this.state = 1;
+      this.process.kill();
+    }
+    /** The server ends by itself while running: the connection closes. */
+    async crash() {
+      this.process.kill('SIGKILL');
+      const verdict = await this.clientOptions.errorHandler.closed();
+      this.running = false;
+      this.state = 1;
+      if (verdict.action === 2) await this.start(); // CloseAction.Restart
+      return verdict;
+    }
+    error(message) { this.errors = [...(this.errors ?? []), message]; }
     async sendRequest(type, params) { const method = type.method ?? type; this.requests.push([method, params]); return this.respond(method, params); }
     async sendNotification(type, params) { this.notifications.push([type.method ?? type, params]); }
     notify(method, params) { this.notificationHandlers.get(method)(params); }
   }
+  LanguageClient.startMs = 300;
   return {
     LanguageClient,
-    TransportKind: { stdio: 0, ipc: 1 },
+    State: { Stopped: 1, Running: 2, Starting: 3 },
+    CloseAction: { DoNotRestart: 1, Restart: 2 },
+    ErrorAction: { Continue: 1, Shutdown: 2 },
+    RevealOutputChannelOn: { Debug: 0, Info: 1, Warn: 2, Error: 3, Never: 4 },
     ExecuteCommandRequest: { type: { method: 'workspace/executeCommand' } },
     DidChangeConfigurationNotification: { type: { method: 'workspace/didChangeConfiguration' } },
   };
@@ -203,7 +270,8 @@ function load() {
     return original.call(this, request, parent, isMain);
   };
   const file = require.resolve('../../out/extension.js');
-  delete require.cache[file];
+  const out = require('node:path').dirname(file);
+  for (const cached of Object.keys(require.cache)) if (cached.startsWith(out)) delete require.cache[cached]; // each binds its own mocks
   try {
     const extension = require(file);
     return { vscode, clients, lc, extension };
