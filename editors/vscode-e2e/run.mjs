@@ -64,7 +64,7 @@ async function check(name, fn, limitS = 60, needsServer = true) {
   if (needsServer && !serverReady && name !== 'status_loading_then_ready') {
     fn = async () => fail('not run: the server never got ready (see status_loading_then_ready)');
   }
-  const limit = Math.max(1, Math.min(limitS * 1000, deadline - Date.now()));
+  const limit = Math.max(5000, Math.min(limitS * 1000, deadline - Date.now()));
   let entry;
   try {
     let timer;
