@@ -475,7 +475,8 @@ async function main() {
       }
       return null;
     }, 20000, 200);
-    await sleep(500);
+    await page.mouse.move(600, 300); // the status bar item's tooltip off the picture
+    await sleep(800);
     await shot('vscode-stats');
     const shown = text.slice(0, 3000);
     if (!/accept/i.test(shown) || !/tokens\/s|tok\/s/.test(shown)) fail(`no acceptance or speed in view: ${JSON.stringify(shown.slice(0, 600))}`);
