@@ -1,4 +1,4 @@
-"""`bielik-lsp`: the language server (default), `continue`, `doctor`, `serve-model` and `bench`."""
+"""`bielik-lsp`: the language server (default) and its commands (continue, bench, tune-drafter)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--load", action="store_true", help="also load the models: exactness and measured costs"
     )
     from app.bench.cli import add_parser
+    from app.tuning.tune import add_parser as add_tune
 
     add_parser(sub)
+    add_tune(sub)
     return p
 
 
@@ -111,6 +113,12 @@ def _bench(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int
     return run(settings, args, argv)
 
 
+def _tune(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.tuning.tune import run
+
+    return run(settings, args)
+
+
 COMMANDS = {
     None: _serve,
     "serve": _serve,
@@ -118,6 +126,7 @@ COMMANDS = {
     "doctor": _run("run_doctor"),
     "serve-model": _run("run_serve_model"),
     "bench": _bench,
+    "tune-drafter": _tune,
 }
 
 

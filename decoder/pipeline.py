@@ -59,7 +59,11 @@ class Pipeline:
         if registry.needs_model(settings.drafter) and speculates:
             engine = settings.drafter_model_backend
             pipe.drafter_model = load_model(
-                settings.drafter_model, settings, engine, progress=progress
+                settings.drafter_model,
+                settings,
+                engine,
+                progress=progress,
+                adapter=settings.drafter_adapter,
             )
             pipe.drafters = pipe._build_drafters()
         if settings.drafter == "auto" and speculates:
