@@ -258,3 +258,24 @@ def test_a_writer_folder_is_split_by_file(tmp_path):
     assert data.split_files(files) == (train_files, held)  # stable
     texts = data.file_texts(train_files)
     assert {task for task, _, _ in texts} == {data.YOURS}
+
+
+def test_continuations_are_cached_and_a_torn_line_is_ignored(ggufs, tmp_path):
+    """Continuations are appended to DIR/data.jsonl as they come, and read back on resume.
+
+    A line cut by a kill is skipped; a deadline already past generates none.
+    """
+    from decoder.generation import collect
+    from decoder.pipeline import Pipeline
+
+    settings = Settings(target=str(ggufs["target"]), drafter="lookup", k=4)
+    engine = Pipeline.load(settings, progress=False)
+    todo = [data.Prompt("prose", f"p{i}", text) for i, text in enumerate(TEXTS["prose"][:2])]
+    made = list(data.generate(engine, todo, tmp_path, time.monotonic() + 600, 8, True))
+    assert [e.source for e in made] == ["p0", "p1"]
+    plain = collect(engine.continue_text(todo[0].text, max_tokens=8, policy=engine.policy("none")))
+    assert made[0].target_ids == plain.ids and made[0].continuation == plain.text
+    with (tmp_path / data.DATA_FILE).open("a") as f:
+        f.write('{"task": "prose", "sour')
+    assert [e.source for e in data.load_examples(tmp_path)] == ["p0", "p1"]
+    assert not list(data.generate(engine, todo, tmp_path, time.monotonic() - 1, 8, True))

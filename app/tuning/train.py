@@ -48,7 +48,7 @@ class TuneConfig:
     layers: int = 16  # the top layers that get LoRA (backward stops below them)
     keys: tuple[str, ...] = LORA_KEYS
     learning_rate: float = 1e-3
-    rows_per_task: int = 4  # mini-batch rows drawn per task per step
+    rows_per_task: int = 2  # mini-batch rows drawn per task per step
     row_tokens: int = 256  # longest row, in drafter tokens
     seed: int = 0
 
@@ -199,7 +199,7 @@ def train(
         disable=quiet,
         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n}/{total} s {postfix}",
     )
-    last_save = time.monotonic()
+    began = last_save = time.monotonic()
     took = 0.0
     with bar:
         while time.monotonic() + took < deadline and state.step < (max_steps or 1 << 62):
@@ -209,7 +209,7 @@ def train(
             state.step += 1
             state.seconds += took
             state.history.append(record)
-            bar.update(min(round(budget) - bar.n, round(time.monotonic() - start)))
+            bar.update(min(bar.total, round(time.monotonic() - began)) - bar.n)
             d = " ".join(f"{t[:5]} {v:.2f}" for t, v in record["D"].items())
             bar.set_postfix_str(f"step {state.step}; D {d}; U {record['U']:.2f}")
             if time.monotonic() - last_save >= checkpoint_s:
