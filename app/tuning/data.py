@@ -176,17 +176,18 @@ def prompts(texts: list[tuple[str, str, str]]) -> list[Prompt]:
 
 
 def load_examples(folder: Path) -> list[Example]:
-    """The continuations already generated into `folder` (a torn last line is ignored)."""
+    """The continuations generated into `folder` so far, one per prompt (torn lines skipped)."""
     path = folder / DATA_FILE
     if not path.is_file():
         return []
-    out = []
+    out: dict[str, Example] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
-            out.append(Example(**json.loads(line)))
+            example = Example(**json.loads(line))
         except (json.JSONDecodeError, TypeError):
             continue
-    return out
+        out.setdefault(example.source, example)
+    return list(out.values())
 
 
 def generate(
