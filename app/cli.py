@@ -1,4 +1,4 @@
-"""`bielik-lsp`: the language server (default), `continue`, `doctor`, `serve-model` and `bench`."""
+"""`bielik-lsp`: the language server (default) and its commands (continue, bench, tune-drafter)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_settings(doctor, "global", given_only=True)  # `doctor --preset P` too
     from app.bench.cli import add_parser
+    from app.tuning.tune import add_parser as add_tune
 
     add_parser(sub)
+    add_tune(sub)
     return p
 
 
@@ -160,6 +162,12 @@ def _bench(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int
     return run(settings, args, argv)
 
 
+def _tune(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.tuning.tune import run
+
+    return run(settings, args)
+
+
 COMMANDS = {
     None: _serve,
     "serve": _serve,
@@ -167,6 +175,7 @@ COMMANDS = {
     "doctor": _run("run_doctor"),
     "serve-model": _run("run_serve_model"),
     "bench": _bench,
+    "tune-drafter": _tune,
 }
 
 

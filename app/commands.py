@@ -105,6 +105,7 @@ def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
         *(f"{name:<10} {line}" for name in BACKENDS for line in _backend_lines(name, settings)),
         f"target     {settings.target}",
         f"drafter    {settings.drafter} (model: {settings.drafter_model}), k={settings.k}",
+        f"adapter    {_adapter_line(settings.drafter_adapter)}",
     ]
     if settings.preset:
         lines.append(f"preset     {settings.preset} on {settings.target_backend}:")
@@ -115,6 +116,19 @@ def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
     for line in lines:
         print(line)
     return 1 if any("WARNING" in line for line in lines) else 0
+
+
+def _adapter_line(folder: str | None) -> str:
+    """The tuned drafter adapter in use, or why it cannot be (a WARNING line exits 1)."""
+    from decoder.backends.adapters import read_adapter
+    from decoder.backends.files import ModelLoadError
+
+    if not folder:
+        return "none (the drafter as published; bielik-lsp tune-drafter makes one)"
+    try:
+        return read_adapter(folder).describe()
+    except ModelLoadError as error:
+        return f"WARNING {error}"
 
 
 def _backend_lines(name: str, settings: Settings) -> list[str]:

@@ -75,6 +75,15 @@ class Settings:
         cli="global",
         restricted=True,
     )
+    drafter_adapter: str | None = setting(
+        None,
+        "a drafter tuned to the target (and your documents): the folder `bielik-lsp "
+        "tune-drafter --out DIR` wrote; the drafter model runs with its LoRA on every engine "
+        "(unset: the drafter as published)",
+        reload=_drafter_model_loads,
+        cli="global",
+        restricted=True,
+    )
     drafter: str = setting(
         "auto",
         "which drafter proposes tokens: auto lets the policy choose per cycle, none decodes "

@@ -63,7 +63,9 @@ class Pipeline:
                 pipe.dflash = spec
             else:
                 engine = settings.drafter_model_backend
-                pipe.drafter_model = load_model(spec, settings, engine, progress=progress)
+                pipe.drafter_model = load_model(
+                    spec, settings, engine, progress=progress, adapter=settings.drafter_adapter
+                )
             pipe.drafters = pipe._build_drafters()
         if settings.drafter == "auto" and speculates:
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it

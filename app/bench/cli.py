@@ -17,7 +17,7 @@ from decoder.config import Settings
 from decoder.drafting.drafter import TRANSLATIONS
 from decoder.schema import ConfigError
 
-SUITES = ("engines", "openvino", "cross-tokenizer", "costs", "priors")
+SUITES = ("engines", "openvino", "cross-tokenizer", "costs", "priors", "drafter")
 
 
 def add_parser(sub: Any) -> None:
@@ -31,13 +31,14 @@ def add_parser(sub: Any) -> None:
     _add_grid(bench)
     _add_typing(bench)
     suites = bench.add_subparsers(
-        dest="suite", metavar="{engines,openvino,cross-tokenizer,costs,priors}"
+        dest="suite", metavar="{engines,openvino,cross-tokenizer,costs,priors,drafter}"
     )
     _add_engines(suites)
     _add_openvino(suites)
     _add_cross(suites)
     _add_costs(suites)
     _add_priors(suites)
+    _add_drafter(suites)
 
 
 def _add_grid(bench: argparse.ArgumentParser) -> None:
@@ -129,6 +130,12 @@ def _add_priors(suites: Any) -> None:
     _corpus_suite(suites, "priors", about, tokens=128)
 
 
+def _add_drafter(suites: Any) -> None:
+    from app.bench.drafter import add_parser
+
+    add_parser(suites)
+
+
 def _add_typing(bench: argparse.ArgumentParser) -> None:
     typing = bench.add_argument_group(
         "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
@@ -178,6 +185,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import priors
 
         print(priors.run(settings, args))
+    elif args.suite == "drafter":
+        from app.bench import drafter
+
+        print(drafter.run(settings, args))
     elif args.typing or args.minutes:
         print(run_typing(args, argv))
     else:

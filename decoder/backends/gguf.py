@@ -71,7 +71,7 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
     )
     with bar:
         bar.set_postfix_str("reading header")
-        reader = _read(gguf_path)
+        reader = read_gguf(gguf_path)
         config = gguf_config(reader, gguf_path.name)
         model_class, args_class = model_classes(config)
         # Parameters stay lazy: nothing is allocated.
@@ -105,7 +105,7 @@ def _convert(gguf_path: Path, out: Path, dtype: str, progress: bool) -> None:
         bar.update()
 
 
-def _read(gguf_path: Path):
+def read_gguf(gguf_path: Path):
     """GGUFReader over the file, with truncation and corruption reported as ModelLoadError."""
     from gguf import GGUFReader
 

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 import llama_cpp as lib
 import numpy as np
 
+from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
-from decoder.backends.files import ModelLoadError
+from decoder.backends.files import ModelLoadError, file_sha256
 from decoder.backends.models import Model, resolve_gguf
 from decoder.compat import llama_cpp as compat
 
@@ -191,6 +192,17 @@ class LlamaCppBackend:
         self.ids: list[int] = []
         self.prefilled = 0
         self.caches = PrefixCaches(prefix_cache_mb)
+        self.adapter: str | None = None  # a tuned LoRA in use (use_lora)
+
+    def use_lora(self, path: Path, describe: str) -> None:
+        """Apply a LoRA GGUF to this model's context (llama.cpp frees it with the model)."""
+        lora = lib.llama_adapter_lora_init(self.model, str(path).encode("utf-8"))
+        if not lora:
+            raise LlamaCppError(f"llama.cpp cannot load the LoRA {path} for {self.path}")
+        if compat.set_lora(self.ctx, lora, 1.0) != 0:
+            raise LlamaCppError(f"llama.cpp cannot apply the LoRA {path}")
+        self.reset()  # caches filled without it no longer match
+        self.adapter = describe
 
     def _load_model(self):
         mparams = lib.llama_model_default_params()
@@ -326,6 +338,7 @@ class LlamaCppBackend:
             "threads": self.threads,
             "gpu_layers": self.gpu_layers,
             "model": self.path,
+            "adapter": self.adapter,
             "context": self.context_length,
             "exact": self.exact,
             "numerics": self.numerics(),
@@ -365,6 +378,19 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
     except LlamaCppError as error:
         raise ModelLoadError(f"{spec}: {error}") from None
     return Model(spec, backend, path, source)
+
+
+def load_adapter(model: Model, adapter: Adapter) -> None:
+    """A tuned drafter's LoRA GGUF (written by tune-drafter beside the MLX adapter)."""
+    if not adapter.gguf.is_file():
+        raise ModelLoadError(
+            f"drafter adapter {adapter.folder}: no {adapter.gguf.name} for llama.cpp in it"
+        )
+    check_base(adapter, file_sha256(model.path), model.spec)
+    try:
+        model.backend.use_lora(adapter.gguf, adapter.describe())
+    except LlamaCppError as error:
+        raise ModelLoadError(f"{model.spec}: {error}") from None
 
 
 def doctor(settings: Settings) -> list[str]:

@@ -36,6 +36,7 @@ import mlx.core as mx
 import numpy as np
 from mlx_lm.models.cache import KVCache, RotatingKVCache, can_trim_prompt_cache, make_prompt_cache
 
+from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PrefixCaches, plan_sync, prefill
 from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.files import DTYPES, ModelLoadError
@@ -46,7 +47,16 @@ from decoder.errors import one_line
 if TYPE_CHECKING:
     from decoder.config import Settings
 
-__all__ = ["MLXBackend", "can_rewind", "doctor", "load", "make_cache", "peers", "rewind"]
+__all__ = [
+    "MLXBackend",
+    "can_rewind",
+    "doctor",
+    "load",
+    "load_adapter",
+    "make_cache",
+    "peers",
+    "rewind",
+]
 
 DEFAULT_CONTEXT = 32768
 
@@ -131,6 +141,7 @@ class MLXBackend:
         args = getattr(model, "args", None)
         self.context_length = getattr(args, "max_position_embeddings", None) or DEFAULT_CONTEXT
         self._vocab_size: int | None = None
+        self.adapter: str | None = None  # a tuned LoRA in use (load_adapter)
 
     @property
     def table(self) -> tuple[bytes, ...]:
@@ -252,6 +263,7 @@ class MLXBackend:
             "device": str(mx.default_device()),
             "threads": None,
             "model": self.path,
+            "adapter": self.adapter,
             "platform": platform.machine(),
         }
 
@@ -278,6 +290,22 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
         exact=settings.exact,
     )
     return Model(spec, backend, path, source)
+
+
+def load_adapter(model: Model, adapter: Adapter) -> None:
+    """A tuned LoRA (mlx-lm's adapter format) on a loaded model, through mlx-lm's own loader."""
+    from mlx_lm.tuner.utils import load_adapters
+
+    sha = model.path.name.split("-")[0] if model.source in ("embedded", "gguf") else None
+    check_base(adapter, sha, model.spec)
+    try:
+        load_adapters(model.backend.model, str(adapter.folder))
+    except Exception as error:  # shapes, names, a damaged file: one line for the user
+        raise ModelLoadError(
+            f"drafter adapter {adapter.folder} does not fit {model.spec}: {one_line(error)}"
+        ) from None
+    model.backend.model.eval()
+    model.backend.adapter = adapter.describe()
 
 
 def _load_dir(path: Path, spec: str):

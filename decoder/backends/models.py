@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from decoder.backends.adapters import read_adapter
 from decoder.backends.base import Backend
 from decoder.backends.embedded import embedded_gguf
 from decoder.backends.files import ModelLoadError
@@ -41,8 +42,18 @@ class Model:
         return self.backend.tokenizer
 
 
-def load_model(spec: str, settings: Settings, engine: str, *, progress: bool = True) -> Model:
-    """`spec` loaded on backend `engine` (decoder/backends/registry.py) with `settings`."""
+def load_model(
+    spec: str,
+    settings: Settings,
+    engine: str,
+    *,
+    progress: bool = True,
+    adapter: str | None = None,
+) -> Model:
+    """`spec` loaded on backend `engine` (decoder/backends/registry.py) with `settings`.
+
+    `adapter`: a tuned LoRA folder (tune-drafter) applied with the backend's `load_adapter`.
+    """
     kind = BACKENDS.get(engine)
     if kind is None:
         raise ModelLoadError(f"unknown backend {engine!r}; use one of {', '.join(BACKENDS)}")
@@ -52,7 +63,13 @@ def load_model(spec: str, settings: Settings, engine: str, *, progress: bool = T
         raise ModelLoadError(
             f"the {engine} backend needs {kind.requires}: {kind.install}"
         ) from None
-    return implementation.load(spec, settings, progress)
+    found = read_adapter(adapter) if adapter else None  # a bad folder fails before the load
+    if found is not None and not hasattr(implementation, "load_adapter"):
+        raise ModelLoadError(f"the {engine} backend cannot run a drafter adapter")
+    model = implementation.load(spec, settings, progress)
+    if found is not None:
+        implementation.load_adapter(model, found)
+    return model
 
 
 def resolve(spec: str, *, dtype: str | None = None, progress: bool = True) -> tuple[Path, str]:

@@ -7,7 +7,9 @@ how to install it. The module provides:
 - `load(spec, settings, progress) -> Model`: a model spec loaded as a Backend;
 - `doctor(settings) -> list[str]`: what `bielik-lsp doctor` prints about the library;
 - `peers(backend) -> list[(name, generate)]`: the library's own generation on the same model,
-  which `bielik-lsp bench` times beside ours.
+  which `bielik-lsp bench` times beside ours;
+- optionally `load_adapter(model, adapter)`: a tuned drafter LoRA (decoder/backends/adapters.py)
+  applied to a loaded model.
 
 Adding a backend is that module plus one entry in BACKENDS.
 """

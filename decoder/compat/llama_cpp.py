@@ -7,6 +7,7 @@ context rather than on its memory.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 
@@ -28,6 +29,18 @@ def clear(ctx) -> None:
         lib.llama_memory_clear(lib.llama_get_memory(ctx), True)
     else:
         lib.llama_kv_self_clear(ctx)
+
+
+def set_lora(ctx, lora, scale: float) -> int:
+    """Make `lora` the context's one LoRA adapter at `scale` (0 on success).
+
+    llama_set_adapters_lora (a list) since 0.3.3x; before it, llama_set_adapter_lora (one).
+    """
+    if hasattr(lib, "llama_set_adapters_lora"):
+        adapters = (lib.llama_adapter_lora_p_ctypes * 1)(lora)
+        scales = (ctypes.c_float * 1)(scale)
+        return int(lib.llama_set_adapters_lora(ctx, adapters, 1, scales))
+    return int(lib.llama_set_adapter_lora(ctx, lora, scale))
 
 
 def build() -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from decoder.backends.base import Backend, common_prefix
 from decoder.drafting.drafter import NO_DRAFT, Context, Draft
-from decoder.drafting.translator import Vocab, anchor, split, translate
+from decoder.drafting.translator import Vocab, anchor, spell, split, translate
 from decoder.pricing import Market, Offer
 from decoder.sampling import Keys, Sampling, choose
 from decoder.stats import Clock
@@ -97,17 +97,7 @@ class CrossDrafter:
                 return full[floor:start] + parts[-1]
             if start <= floor:
                 break
-        return self._spell(gen)  # no anchor checks out: re-spell the generated text whole
-
-    def _spell(self, data: bytes) -> list[int]:
-        """Drafter ids for `data`: exact when the vocabulary allows, else the closest reading."""
-        got = self.vocab.tokenize(data)
-        if got is not None and got[1][:1] in ([], [0]):
-            return got[0]
-        if all(b in self.vocab.byte_id for b in data):
-            return [self.vocab.byte_id[b] for b in data]
-        text = data.decode("utf-8", "replace")
-        return list(self.vocab.hf(text, add_special_tokens=False)["input_ids"])
+        return spell(self.vocab, gen)  # no anchor checks out: re-spell the generated text whole
 
     def propose(self, ctx: Context, k: int, sampling: Sampling, keys: Keys) -> Draft:
         """Up to k target ids: draft and translate a token at a time until k are covered."""

@@ -105,6 +105,21 @@ class Vocab:
         return ids, starts[:-1]
 
 
+def spell(vocab: Vocab, data: bytes) -> list[int]:
+    """Ids for `data`: exact when the vocabulary allows, else the tokenizer's closest reading.
+
+    How the cross-tokenizer drafter re-spells text it did not draft, and how the drafter's
+    tuning (app/tuning) spells the target's text, so both see the same tokens.
+    """
+    got = vocab.tokenize(data)
+    if got is not None and got[1][:1] in ([], [0]):
+        return got[0]
+    if all(b in vocab.byte_id for b in data):
+        return [vocab.byte_id[b] for b in data]
+    text = data.decode("utf-8", "replace")
+    return list(vocab.hf(text, add_special_tokens=False)["input_ids"])
+
+
 def split(vocab: Vocab, parts: list[bytes]) -> list[list[int]] | None:
     """Tokenize the joined `parts` and cut the ids at the junctions between them.
 

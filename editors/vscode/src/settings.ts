@@ -5,6 +5,7 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   preset: null,
   target: null,
   drafterModel: null,
+  drafterAdapter: null,
   drafter: 'auto',
   k: 16,
   temperature: 0.0,
@@ -48,6 +49,7 @@ export const KINDS: Readonly<Record<string, Kind>> = {
   preset: 'string',
   target: 'string',
   drafterModel: 'string',
+  drafterAdapter: 'string',
   drafter: 'string',
   k: 'integer',
   temperature: 'number',
@@ -86,6 +88,6 @@ export const KINDS: Readonly<Record<string, Kind>> = {
 
 /** Settings that choose which files the server loads: user settings only in an
  * untrusted workspace. */
-export const RESTRICTED_KEYS: readonly string[] = ['preset', 'target', 'drafterModel'];
+export const RESTRICTED_KEYS: readonly string[] = ['preset', 'target', 'drafterModel', 'drafterAdapter'];
 
 export const DEFAULT_LANGUAGES: readonly string[] = ['markdown', 'plaintext', 'latex'];

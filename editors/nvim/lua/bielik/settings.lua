@@ -5,6 +5,7 @@ return {
   preset = vim.NIL, -- model preset: sets target and drafter_model for the backend in use (embedded | server | bielik | bielik-qwen | bielik-pl | bielik-minitron | bielik-pl-minitron | bielik-4.5b | bielik-v2.3)
   target = vim.NIL, -- target model: a Hugging Face repo id, an MLX/HF directory, a .gguf file or embedded:NAME, or an inference server's URL (http://HOST:PORT/v1)
   drafter_model = vim.NIL, -- drafter model for the model and cascade drafters: a Hugging Face repo id, an MLX/HF directory, a .gguf file or embedded:NAME; for the dflash drafter, a DFlash drafter directory
+  drafter_adapter = vim.NIL, -- a drafter tuned to the target (and your documents): the folder `bielik-lsp tune-drafter --out DIR` wrote; the drafter model runs with its LoRA on every engine (unset: the drafter as published)
   drafter = 'auto', -- which drafter proposes tokens: auto lets the policy choose per cycle, none decodes plain, the others are fixed (auto | none | lookup | model | cascade | dflash)
   k = 16, -- draft length in target tokens (the upper bound for auto, which drafts long only where the text is being copied)
   temperature = 0.0, -- sampling temperature; 0 is greedy
