@@ -156,8 +156,17 @@ class Settings:
     )
     threads: int | None = setting(
         None,
-        "llama.cpp CPU threads (unset: the physical cores)",
+        "llama.cpp CPU threads at most (unset: the physical cores); with adapt_threads, each "
+        "pass takes only the cores other programs leave free",
         minimum=1,
+        reload=True,
+        cli="global",
+    )
+    adapt_threads: bool = setting(
+        True,
+        "llama.cpp: before each pass, count the cores other programs keep busy and use the rest "
+        "(at least 1, at most threads); work done ahead of requests takes one core fewer "
+        "(false: always threads)",
         reload=True,
         cli="global",
     )
