@@ -173,8 +173,17 @@ class Settings:
     )
     threads: int | None = setting(
         None,
-        "llama.cpp and OpenVINO CPU threads (unset: the physical cores)",
+        "CPU threads at most: llama.cpp's (with adapt_threads, each pass takes only the cores "
+        "other programs leave free) and OpenVINO's (unset: the physical cores)",
         minimum=1,
+        reload=True,
+        cli="global",
+    )
+    adapt_threads: bool = setting(
+        True,
+        "llama.cpp: before each pass, count the cores other programs keep busy and use the rest "
+        "(at least 1, at most threads); work done ahead of requests takes one core fewer "
+        "(false: always threads)",
         reload=True,
         cli="global",
     )

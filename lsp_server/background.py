@@ -31,7 +31,7 @@ class Prepared:
 
 
 def _background(ls: BielikServer) -> Ticket:
-    return Ticket(yields_to=lambda: ls.worker.urgent > 0)
+    return Ticket(yields_to=lambda: ls.worker.urgent > 0, background=True)
 
 
 def _spawn(coroutine) -> asyncio.Future:

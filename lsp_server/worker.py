@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from decoder.backends import threads
 from decoder.config import Settings
 from decoder.generation import Generator
 from decoder.sampling import Sampling
@@ -36,8 +37,10 @@ class Ticket:
         *,
         arrived: float | None = None,
         yields_to: Callable[[], bool] | None = None,
+        background: bool = False,
     ):
         self._cancelled = threading.Event()
+        self.background = background  # work nobody waits for: the background lane's threads
         start = time.monotonic() if arrived is None else arrived
         self.deadline = None if budget_s is None else start + budget_s
         self._yields_to = yields_to
@@ -198,10 +201,38 @@ class Worker:
         URI) picks its prefix cache; `first_bytes` and `sampling` go to the engine as they are.
         A ticket already stopped (work superseded while it waited in the queue) costs nothing.
         """
+        if ticket.should_stop():
+            return Generated("", RunStats(), "cancelled")
+        with threads.background(ticket.background):  # fewer threads, shorter prefill chunks
+            return self._generate(
+                prompt,
+                max_tokens,
+                drafter,
+                override,
+                ticket,
+                key,
+                enough,
+                on_text,
+                first_bytes,
+                sampling,
+            )
+
+    def _generate(
+        self,
+        prompt,
+        max_tokens,
+        drafter,
+        override,
+        ticket,
+        key,
+        enough,
+        on_text,
+        first_bytes,
+        sampling,
+    ) -> Generated:
+        """`generate`'s run, in the lane its ticket asks for."""
         pipe = self.pipe
         text, stats, stop = "", RunStats(), "cancelled"
-        if ticket.should_stop():
-            return Generated(text, stats, stop)
         pipe.select(key)
         chunks = pipe.continue_text(
             prompt,

@@ -303,7 +303,9 @@ def test_llama_cpp_fast_batches_are_not_bit_identical():
     passes. If a llama.cpp release makes them equal, this fails, and `exact=False` may speculate
     exactly too.
     """
-    backend = LlamaCppBackend(embedded_gguf("gemma-3-270m"), threads=2, exact=False)
+    backend = LlamaCppBackend(
+        embedded_gguf("gemma-3-270m"), threads=2, adapt_threads=False, exact=False
+    )
     diffs = batched_and_one_token(backend, 600, range(2, 17))
     assert all(d > 0 for d in diffs.values()), diffs
 

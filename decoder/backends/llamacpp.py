@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import llama_cpp as lib
 import numpy as np
 
+from decoder.backends import threads as lanes
 from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
 from decoder.backends.files import ModelLoadError, file_sha256
@@ -165,6 +166,7 @@ class LlamaCppBackend:
         path: str | Path,
         *,
         threads: int | None = None,
+        adapt_threads: bool = True,
         gpu_layers: int | None = None,
         context: int = DEFAULT_CONTEXT,
         prefix_cache_mb: float = 512,
@@ -179,6 +181,10 @@ class LlamaCppBackend:
         )
         self.threads = threads or physical_cores()
         self.gpu_layers = (-1 if gpu_offload() else 0) if gpu_layers is None else gpu_layers
+        # A model wholly on a GPU barely uses its CPU threads: no need to count the cores.
+        on_gpu = bool(self.gpu_layers) and gpu_offload()
+        self.plan = lanes.ThreadPlan(self.threads, adaptive=adapt_threads and not on_gpu)
+        self._threads_now = self.threads
         if exact:
             _untiled_if_first()
         self.model = self._load_model()
@@ -256,12 +262,19 @@ class LlamaCppBackend:
             b.seq_id[i][0] = 0
             b.logits[i] = i in want
         b.n_tokens = len(ids)
+        self._set_threads(self.plan.threads())
         _note_decode()
         code = lib.llama_decode(self.ctx, b)
         if code != 0:
             compat.seq_rm(self.ctx, 0, base, -1)
             raise LlamaCppError(f"llama_decode failed ({code}) on {len(ids)} tokens at {base}")
         self.ids.extend(ids)
+
+    def _set_threads(self, n: int) -> None:
+        """The context's threads for the next decode (llama.cpp reads them at each pass)."""
+        if n != self._threads_now:
+            lib.llama_set_n_threads(self.ctx, n, n)
+            self._threads_now = n
 
     def _logits(self, n: int) -> np.ndarray:
         """A copy: llama.cpp reuses (and may reallocate) its buffer at the next decode."""
@@ -278,8 +291,9 @@ class LlamaCppBackend:
         return self._logits(len(rows))
 
     def prefill_chunk(self, ids: list[int]) -> None:
-        for start in range(0, len(ids), PREFILL_CHUNK):
-            self._decode(ids[start : start + PREFILL_CHUNK], [])
+        step = lanes.prefill_chunk(PREFILL_CHUNK)
+        for start in range(0, len(ids), step):
+            self._decode(ids[start : start + step], [])
 
     def rewind(self, n: int) -> None:
         if n <= 0:
@@ -336,6 +350,7 @@ class LlamaCppBackend:
             "build": compat.build(),
             "device": "GPU" if self.gpu_layers and gpu_offload() else "CPU",
             "threads": self.threads,
+            "adapt_threads": self.plan.adaptive,
             "gpu_layers": self.gpu_layers,
             "model": self.path,
             "adapter": self.adapter,
@@ -371,6 +386,7 @@ def load(spec: str, settings: Settings, progress: bool = True) -> Model:
         backend = LlamaCppBackend(
             path,
             threads=settings.threads,
+            adapt_threads=settings.adapt_threads,
             gpu_layers=settings.gpu_layers,
             prefix_cache_mb=settings.prefix_cache_mb,
             exact=settings.exact,

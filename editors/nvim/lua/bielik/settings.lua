@@ -22,7 +22,8 @@ return {
   exact = true, -- speculative output equals plain greedy output bit for bit: kernels chosen for it and measured at load (false: the fastest kernels, drafts verified as llama-server does)
   drafter_backend = vim.NIL, -- the drafter model's engine (unset: the same as backend) (auto | mlx | llamacpp | openvino)
   device = 'CPU', -- OpenVINO device: CPU, GPU (Intel Arc or integrated), NPU (Core Ultra) or AUTO (CPU | GPU | NPU | AUTO)
-  threads = vim.NIL, -- llama.cpp and OpenVINO CPU threads (unset: the physical cores)
+  threads = vim.NIL, -- CPU threads at most: llama.cpp's (with adapt_threads, each pass takes only the cores other programs leave free) and OpenVINO's (unset: the physical cores)
+  adapt_threads = true, -- llama.cpp: before each pass, count the cores other programs keep busy and use the rest (at least 1, at most threads); work done ahead of requests takes one core fewer (false: always threads)
   gpu_layers = vim.NIL, -- llama.cpp layers offloaded to the GPU (unset: all when the build has a GPU)
   prefix_cache_mb = 512, -- memory for per-document prompt caches kept across keystrokes (LRU)
   debounce_ms = 30, -- wait this long for more typing before generating

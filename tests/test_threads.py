@@ -1,0 +1,120 @@
+"""The per-pass thread plan: cores other programs hold, the background lane, real llama.cpp.
+
+The plan's logic runs on given samples of the run queue; the llama.cpp part checks, on a tiny
+random GGUF, that changing a context's threads between passes leaves every logit bit-identical
+(so exact speculation survives a thread count chosen per pass) and that a background prefill
+stops at a short chunk's boundary.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from decoder.backends import threads
+from decoder.backends.base import Stopped
+from decoder.backends.threads import BACKGROUND_CHUNK, ThreadPlan
+
+pytest.importorskip("llama_cpp")
+
+from decoder.backends.llamacpp import LlamaCppBackend  # noqa: E402
+from tests.tiny_gguf import mistral_vocab, random_llama  # noqa: E402
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def plan_of(samples: list[int | None], maximum: int = 2, cpus: int = 2, **kw):
+    feed, clock = iter(samples), Clock()
+    return ThreadPlan(maximum, sample=lambda: next(feed), cpus=cpus, clock=clock, **kw), clock
+
+
+def test_idle_machine_gets_every_configured_thread():
+    plan, _ = plan_of([0, 0])
+    assert [plan.threads(), plan.threads()] == [2, 2]
+
+
+def test_a_busy_core_takes_one_thread_away_and_it_comes_back():
+    plan, clock = plan_of([1, 1, 0, 2])
+    assert plan.threads() == 1
+    clock.t += 1
+    assert plan.threads() == 1
+    clock.t += 1
+    assert plan.threads() == 2  # the hog ended: at once
+    clock.t += 1
+    assert plan.threads() == 1  # both cores busy: never below one
+
+
+def test_a_momentary_process_within_the_window_does_not_halve_a_pass():
+    plan, clock = plan_of([0, 1, 1])
+    assert plan.threads() == 2
+    clock.t += threads.WINDOW_S / 2
+    assert plan.threads() == 2  # the idle sample is still in the window
+    clock.t += threads.WINDOW_S
+    assert plan.threads() == 1  # a load that stays wins
+
+
+def test_fixed_and_unknown_and_many_cores():
+    assert plan_of([2], adaptive=False)[0].threads() == 2
+    assert plan_of([None])[0].threads() == 2  # no /proc: the configured maximum
+    assert plan_of([3], maximum=8, cpus=16)[0].threads() == 8
+    assert plan_of([12], maximum=8, cpus=16)[0].threads() == 4
+
+
+def test_background_lane_leaves_a_core_and_shortens_prefill():
+    plan, _ = plan_of([0, 0, 0])
+    with threads.background():
+        assert plan.threads() == 1
+        assert threads.prefill_chunk(512) == BACKGROUND_CHUNK
+        with threads.background(False):
+            assert plan.threads() == 2
+    assert plan.threads() == 2 and threads.prefill_chunk(512) == 512
+
+
+def test_runnable_others_reads_this_machine():
+    n = threads.runnable_others()
+    assert n is None or n >= 0
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    path = random_llama(tmp_path_factory.mktemp("gguf") / "t.gguf", mistral_vocab, seed=4)
+    return LlamaCppBackend(path, threads=2, adapt_threads=False)
+
+
+def test_logits_do_not_depend_on_the_thread_count(tiny):
+    """One-token and batched passes at 1 and 2 threads, after 600 positions: bit-identical."""
+    ids = list(np.random.default_rng(0).integers(5, 1000, 610))
+    runs = []
+    for n in (2, 1, 2):
+        tiny.reset()
+        tiny.plan.maximum = n
+        tiny.sync(ids[:600])
+        one = tiny.forward(ids[600:603])
+        tiny.plan.maximum = 3 - n  # another count for the next passes
+        batch = tiny.forward(ids[603:610])
+        assert tiny._threads_now == 3 - n
+        runs.append((one, batch))
+    for one, batch in runs[1:]:
+        assert np.array_equal(one, runs[0][0]) and np.array_equal(batch, runs[0][1])
+    tiny.plan.maximum = 2
+
+
+def test_background_prefill_stops_at_a_short_chunk(tiny):
+    ids = list(np.random.default_rng(1).integers(5, 1000, 400))
+    tiny.reset()
+    asked = []
+
+    def stop() -> bool:
+        asked.append(len(tiny.ids))
+        return len(asked) > 2
+
+    with threads.background(), pytest.raises(Stopped):
+        tiny.sync(ids, should_stop=stop)
+    assert tiny.ids == ids[: 2 * BACKGROUND_CHUNK]  # a consistent prefix, two short chunks
+    assert tiny._threads_now == 1  # one core left free (2 configured)
