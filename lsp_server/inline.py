@@ -73,10 +73,12 @@ async def _complete(
     ls.stats.count(uri, "requests")
     ls.ring.visit(uri)
     cancel_warm(ls, uri)  # this request prefills from where the warm-up got to
+    invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     model = await _ready(ls, uri, before, after, arrived)
     if not model:
-        invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
         model = await _compute(ls, uri, before, after, arrived, invoked)
+    elif invoked and all(item.kind != "sampled" for item in model):
+        model = await _add_sampled(ls, uri, before, after, arrived, model)
     if model is None:
         return NOTHING  # superseded
     items = ranked([*model, *lookup_item(before, after, context(ls, uri, before))])
@@ -132,16 +134,45 @@ async def _compute(
         return None
     items = from_result(result, job, "model")
     if invoked and not ticket.should_stop():
-        sampled = replace(job, sampling=SAMPLED, show_at=None)
-        more = await _run(ls, uri, before + after, sampled, ticket)
-        if more is None or ticket.cancelled:
+        more = await _sampled(ls, uri, before + after, job, ticket)
+        if more is None:
             return None
-        items += from_result(more, sampled, "sampled")
+        items += more
     if items:
         ls.cache.put(uri, before, after, items)
         if options.prepare_next and result.stop != "eos" and not items[0].joins:
             prepare(ls, uri, before + items[0].text, after)
     return items
+
+
+async def _add_sampled(
+    ls: BielikServer, uri: str, before: str, after: str, arrived: float, items: list[Item]
+) -> list[Item] | None:
+    """A sampled alternative added to an answer already made, on an explicit request.
+
+    VS Code's Alt+] asks again, explicitly, when it has a single item to cycle through.
+    """
+    if ls.worker.state in ("loading", "unavailable"):
+        return items
+    ticket = Ticket(ls.config.server.time_budget_ms / 1000, arrived=arrived)
+    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after, show_at=None)
+    more = await _sampled(ls, uri, before + after, job, ticket)
+    if more is None:
+        return None
+    items = [*items, *more]
+    ls.cache.put(uri, before, after, items)
+    return items
+
+
+async def _sampled(
+    ls: BielikServer, uri: str, source: str, job: Job, ticket: Ticket
+) -> list[Item] | None:
+    """A sampled run of `job` (None when superseded)."""
+    sampled = replace(job, sampling=SAMPLED, show_at=None)
+    more = await _run(ls, uri, source, sampled, ticket)
+    if more is None or ticket.cancelled:
+        return None
+    return from_result(more, sampled, "sampled")
 
 
 async def _run(
