@@ -204,58 +204,31 @@ class Worker:
         if ticket.should_stop():
             return Generated("", RunStats(), "cancelled")
         with threads.background(ticket.background):  # fewer threads, shorter prefill chunks
-            return self._generate(
+            pipe = self.pipe
+            text, stats, stop = "", RunStats(), "cancelled"
+            pipe.select(key)
+            chunks = pipe.continue_text(
                 prompt,
-                max_tokens,
-                drafter,
-                override,
-                ticket,
-                key,
-                enough,
-                on_text,
-                first_bytes,
-                sampling,
+                max_tokens=max_tokens,
+                policy=pipe.policy(drafter, text=prompt, override=override),
+                should_stop=ticket.should_stop,
+                sampling=sampling,
+                first_bytes=first_bytes,
             )
-
-    def _generate(
-        self,
-        prompt,
-        max_tokens,
-        drafter,
-        override,
-        ticket,
-        key,
-        enough,
-        on_text,
-        first_bytes,
-        sampling,
-    ) -> Generated:
-        """`generate`'s run, in the lane its ticket asks for."""
-        pipe = self.pipe
-        text, stats, stop = "", RunStats(), "cancelled"
-        pipe.select(key)
-        chunks = pipe.continue_text(
-            prompt,
-            max_tokens=max_tokens,
-            policy=pipe.policy(drafter, text=prompt, override=override),
-            should_stop=ticket.should_stop,
-            sampling=sampling,
-            first_bytes=first_bytes,
-        )
-        try:
-            for chunk in chunks:
-                text += chunk.text
-                stats = chunk.stats
-                if on_text is not None and chunk.text:
-                    on_text(chunk.text, stats)
-                if chunk.done:
-                    stop = stats.stop_reason
-                elif enough(text):
-                    stop = "unit"
-                    break
-        finally:
-            chunks.close()
-        return Generated(text, stats, stop)
+            try:
+                for chunk in chunks:
+                    text += chunk.text
+                    stats = chunk.stats
+                    if on_text is not None and chunk.text:
+                        on_text(chunk.text, stats)
+                    if chunk.done:
+                        stop = stats.stop_reason
+                    elif enough(text):
+                        stop = "unit"
+                        break
+            finally:
+                chunks.close()
+            return Generated(text, stats, stop)
 
     def apply(self, settings: Settings) -> None:
         """On the engine thread: settings that need no reload reach the engine."""
