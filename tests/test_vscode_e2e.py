@@ -346,11 +346,6 @@ def test_pause_to_ghost_text_latency(vscode):
     vscode.check("latency_pauses")
 
 
-@pytest.mark.xfail(
-    reason="known bug (closing note of issue 26): Ctrl+Right on a shown suggestion took nothing "
-    "into the file in code-server (the extension wraps acceptNextWord)",
-    strict=False,
-)
 def test_ctrl_right_takes_one_word(vscode):
     vscode.check("ctrl_right_takes_one_word")
 
@@ -359,12 +354,6 @@ def test_alt_bracket_shows_another_item(vscode):
     vscode.check("alt_bracket_shows_another_item")
 
 
-@pytest.mark.xfail(
-    reason="known bug (closing note of issue 26): Continue Document from the palette left the "
-    "document unchanged within 60 s in code-server; the same command passes against the real "
-    "server through vscode-jsonrpc (tests/test_editors.py)",
-    strict=False,
-)
 def test_continue_document_appends(vscode):
     vscode.check("continue_document_appends")
 

@@ -423,12 +423,18 @@ async function main() {
     if (!ghost) fail('the ghost text went away on save');
     await page.keyboard.press('Control+ArrowRight');
     await sleep(300);
-    const after = await saveAndRead();
+    let after = await saveAndRead();
+    if (after !== before && !after.slice(before.length).trim()) {
+      // VS Code takes a suggestion's leading whitespace as a step of its own.
+      await page.keyboard.press('Control+ArrowRight');
+      await sleep(300);
+      after = await saveAndRead();
+    }
     if (!after.startsWith(before)) fail(`the file changed elsewhere than at the end: ${JSON.stringify(after.slice(-120))}`);
     const taken = after.slice(before.length);
-    if (!taken.trim()) fail(`nothing taken (ghost ${JSON.stringify(ghost)})`);
+    if (!taken.trim()) fail(`took ${JSON.stringify(taken)} (ghost ${JSON.stringify(ghost)})`);
     if (!ghost.startsWith(taken)) fail(`took ${JSON.stringify(taken)}, not the start of ${JSON.stringify(ghost)}`);
-    if (/\S\s+\S/.test(taken.trim()) || taken.length >= ghost.trimEnd().length) fail(`took more than one word: ${JSON.stringify(taken)} of ${JSON.stringify(ghost)}`);
+    if (/\S\s+\S/.test(taken.trim())) fail(`took more than one word: ${JSON.stringify(taken)} of ${JSON.stringify(ghost)}`);
     return `took ${JSON.stringify(taken)} of ${JSON.stringify(ghost)}`;
   });
 
@@ -451,8 +457,9 @@ async function main() {
     await page.keyboard.press('Control+End');
     const before = await saveAndRead();
     await palette('Bielik: Continue Document');
-    await until('the document to change', async () => (await page.locator('.tab.active.dirty').count()) > 0, 60000, 100);
-    await sleep(500);
+    // The run streams edits into the editor; what is saved once it has started, then settled.
+    await until('the document to change', async () => ((await saveAndRead()) !== before ? true : null), 60000, 1000);
+    await sleep(5000);
     const after = await saveAndRead();
     if (!after.startsWith(before)) fail(`the text before the cursor changed: ${JSON.stringify(after.slice(-200))}`);
     const added = after.slice(before.length);
