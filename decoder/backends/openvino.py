@@ -99,9 +99,9 @@ def check_gguf(path: Path) -> None:
     of a model whose rows are not multiples of 256 carries Q5_0 tensors: Gemma-3-270M's do) and
     knows three architectures; both are told here, before a long failed load.
     """
-    from decoder.backends.gguf import _field, _read
+    from decoder.backends.gguf import _field, read_gguf
 
-    reader = _read(path)
+    reader = read_gguf(path)
     arch = _field(reader, "general.architecture")
     types = set()
     for tensor in reader.tensors:
@@ -157,7 +157,7 @@ def export_gguf(gguf_path: Path, progress: bool) -> Path:
 def _export(gguf_path: Path, out: Path) -> None:
     import openvino_genai
 
-    from decoder.backends.gguf import _field, _read, gguf_tokenizer
+    from decoder.backends.gguf import _field, gguf_tokenizer, read_gguf
 
     link = out / gguf_path.name
     link.symlink_to(gguf_path.resolve())
@@ -172,7 +172,7 @@ def _export(gguf_path: Path, out: Path) -> None:
         ) from None
     finally:
         link.unlink()
-    reader = _read(gguf_path)
+    reader = read_gguf(gguf_path)
     gguf_tokenizer(reader).save_pretrained(out)
     arch = _field(reader, "general.architecture")
     meta = {"source": str(gguf_path), "context_length": _field(reader, f"{arch}.context_length")}
