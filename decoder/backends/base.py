@@ -84,6 +84,17 @@ def plan_sync(cached: list[int], ids: list[int]) -> int:
     return min(common_prefix(cached, ids), len(ids) - 1)
 
 
+def rewind_and_prefill(
+    backend, ids: list[int], should_stop: Callable[[], bool] | None
+) -> np.ndarray:
+    """`sync` for a backend that rewinds exactly: keep the common prefix, feed the rest."""
+    common = plan_sync(backend.ids, ids)
+    backend.rewind(len(backend.ids) - common)
+    tail = ids[common:]
+    backend.prefilled = len(tail)
+    return prefill(backend, tail, should_stop)
+
+
 def prefill(backend, tail: list[int], should_stop: Callable[[], bool] | None) -> np.ndarray:
     """Feed `tail` and return the logits row after its last id.
 

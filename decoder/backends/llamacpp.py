@@ -21,7 +21,7 @@ import numpy as np
 
 from decoder.backends import threads as lanes
 from decoder.backends.adapters import Adapter, check_base
-from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
 from decoder.backends.files import ModelLoadError, file_sha256
 from decoder.backends.models import Model, resolve_gguf
 from decoder.compat import llama_cpp as compat
@@ -306,11 +306,7 @@ class LlamaCppBackend:
 
     def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """Make the cache hold `ids`; logits after the last one. Keeps the common prefix."""
-        common = plan_sync(self.ids, ids)
-        self.rewind(len(self.ids) - common)
-        tail = ids[common:]
-        self.prefilled = len(tail)
-        return prefill(self, tail, should_stop)
+        return rewind_and_prefill(self, ids, should_stop)
 
     def _snapshot(self) -> tuple[object, int]:
         size = lib.llama_state_seq_get_size(self.ctx, 0)

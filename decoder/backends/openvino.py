@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import openvino as ov
 
-from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, plan_sync, prefill
+from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
 from decoder.backends.files import ModelLoadError, cache_root, file_sha256
 from decoder.backends.models import EMBEDDED_PREFIX, HUB_GGUF, HUB_REPO, Model
 from decoder.errors import one_line
@@ -401,11 +401,7 @@ class OpenVINOBackend:
 
     def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """Make the cache hold `ids`; logits after the last one. Keeps the common prefix."""
-        common = plan_sync(self.ids, ids)
-        self.rewind(len(self.ids) - common)
-        tail = ids[common:]
-        self.prefilled = len(tail)
-        return prefill(self, tail, should_stop)
+        return rewind_and_prefill(self, ids, should_stop)
 
     def _clear(self) -> None:
         self.request.reset_state()
