@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import itertools
 import queue
 import threading
 import time
@@ -95,27 +96,35 @@ class Generated:
 
 
 class EngineThread:
-    """One daemon thread running submitted calls in order.
+    """One daemon thread running submitted calls: urgent ones first, each level in order.
 
-    A daemon, unlike the threads of a ThreadPoolExecutor, so a hung model load never keeps the
-    server process from exiting.
+    A keystroke's suggestion must not wait behind work nobody is waiting for (a document
+    prepared ahead, a continuation, a cache dropped), so urgent calls overtake the queue; the
+    call already running stops at its next pass boundary through its ticket. A daemon, unlike
+    the threads of a ThreadPoolExecutor, so a hung model load never keeps the server process
+    from exiting.
     """
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._jobs: queue.PriorityQueue = queue.PriorityQueue()
+        self._order = itertools.count()
         threading.Thread(target=self._run, name="bielik-engine", daemon=True).start()
 
-    def submit(self, fn: Callable, *args) -> concurrent.futures.Future:
+    def submit(self, fn: Callable, *args, urgent: bool = False) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
-        self._jobs.put((future, fn, args))
+        self._jobs.put((0 if urgent else 1, next(self._order), (future, fn, args)))
         return future
 
     def abandon(self) -> None:
-        """Stop taking work; calls still queued fail, the running one is left to itself."""
-        self._jobs.put(None)
+        """Stop taking work: calls still queued are cancelled, the running one is left to itself.
+
+        The stop goes ahead of the queue, so no queued call runs on this thread beside the
+        thread that replaces it.
+        """
+        self._jobs.put((-1, next(self._order), None))
 
     def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
+        while (job := self._jobs.get()[2]) is not None:
             future, fn, args = job
             if not future.set_running_or_notify_cancel():
                 continue
@@ -125,7 +134,7 @@ class EngineThread:
                 future.set_exception(e)
         while True:
             try:
-                job = self._jobs.get_nowait()
+                job = self._jobs.get_nowait()[2]
             except queue.Empty:
                 return
             if job is not None:
@@ -148,12 +157,12 @@ class Worker:
     async def call(self, fn: Callable, *args, urgent: bool = False):
         """Run `fn(*args)` on the engine thread and await it.
 
-        `urgent` work makes background work (continueDocument, prepared suggestions) step aside
-        between cycles.
+        `urgent` work runs before queued work and makes background work (continueDocument,
+        prepared suggestions) step aside between cycles.
         """
         self.urgent += urgent
         try:
-            return await asyncio.wrap_future(self._thread.submit(fn, *args))
+            return await asyncio.wrap_future(self._thread.submit(fn, *args, urgent=urgent))
         finally:
             self.urgent -= urgent
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.metadata
+import threading
 import time
 
 import pytest
@@ -43,7 +45,7 @@ from lsp_server.documents import (
 )
 from lsp_server.settings import Config, ServerOptions, camel, snake
 from lsp_server.speculation import drafter_for
-from lsp_server.worker import Ticket
+from lsp_server.worker import EngineThread, Ticket
 
 
 def test_utf16_columns_count_surrogate_pairs():
@@ -293,6 +295,28 @@ def test_ticket_budgets():
     assert not background.should_stop()
     waiting[0] = 1
     assert background.should_stop() and not background.cancelled
+
+
+def test_engine_thread_runs_urgent_calls_first_and_abandon_cancels_the_queue():
+    engine = EngineThread()
+    gate = threading.Event()
+    ran: list[str] = []
+    busy = engine.submit(gate.wait)  # holds the thread while the queue fills
+    later = [engine.submit(ran.append, name) for name in ("prepare", "continue")]
+    urgent = engine.submit(ran.append, "keystroke", urgent=True)
+    gate.set()
+    for future in (busy, urgent, *later):
+        future.result(timeout=5)
+    assert ran == ["keystroke", "prepare", "continue"]
+
+    gate.clear()
+    engine.submit(gate.wait)
+    queued = engine.submit(ran.append, "late")
+    engine.abandon()
+    gate.set()
+    with pytest.raises(concurrent.futures.CancelledError):
+        queued.result(timeout=5)
+    assert ran[-1] == "continue"
 
 
 def test_a_new_suggestion_shows_at_its_time_once_it_holds_a_whole_word():
