@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from decoder.backends import threads
 from decoder.backends.blas import ensure_fast_blas
 from decoder.config import SCHEMA, Settings
 
@@ -192,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     errors = (UserError, ConfigError, ModelLoadError, PromptTooLong, ServerError)
     try:
         settings = load_settings(args.config, overrides(args))
+        if args.command in (None, "serve", "continue"):
+            threads.own_group()  # a fair share of the CPU against other programs' groups
         return COMMANDS[args.command](settings, args, argv)
     except errors as e:
         print(f"bielik-lsp: error: {e}", file=sys.stderr)

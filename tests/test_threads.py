@@ -8,6 +8,10 @@ stops at a short chunk's boundary.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -118,3 +122,29 @@ def test_background_prefill_stops_at_a_short_chunk(tiny):
         tiny.sync(ids, should_stop=stop)
     assert tiny.ids == ids[: 2 * BACKGROUND_CHUNK]  # a consistent prefix, two short chunks
     assert tiny._threads_now == 1  # one core left free (2 configured)
+
+
+OWN_GROUP = (
+    "import os; from decoder.backends.threads import own_group; "
+    "print(own_group()); print(os.getsid(0) == os.getpid())"
+)
+
+
+@pytest.mark.parametrize("leader", [False, True])
+def test_a_run_without_a_terminal_gets_its_own_scheduling_group(leader):
+    """As `continue` and `serve` start: in a new session where autogroup is on, else unchanged."""
+    run = subprocess.run(
+        [sys.executable, "-c", OWN_GROUP],
+        capture_output=True,
+        text=True,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        start_new_session=leader,  # no controlling terminal either way
+    )
+    said, leads = run.stdout.split("\n")[:2]
+    autogroup = Path(threads.AUTOGROUP).exists() and Path(threads.AUTOGROUP).read_text() == "1\n"
+    if leader:
+        assert said == "own (session leader)" if autogroup else said.startswith("shared")
+    else:
+        assert said == ("own (new session)" if autogroup else said)
+        assert leads == str(autogroup)

@@ -14,6 +14,12 @@ Work nobody waits for (a document prefilled on open, the next suggestion prepare
 exactness and cost probes) runs in the background lane (`background()`): one core fewer than a
 request would get, so a writer's other programs keep one, and in smaller prefill chunks, so a
 keystroke's request waits for at most one short chunk.
+
+Threads are half of it; the other half is the share of the CPU the kernel gives. Linux (with
+autogroup, the default of desktop kernels) shares the CPU fairly between sessions, not between
+threads: a `make -j8` started in a terminal is one group, however many jobs it runs. A server or
+a `continue` run started by a script or an editor without a terminal would be counted inside its
+parent's session, beside whatever else that session runs; `own_group` gives it its own.
 """
 
 from __future__ import annotations
@@ -50,6 +56,36 @@ def runnable_others() -> int | None:
         return max(0, running - ours)
     except (OSError, ValueError, IndexError):
         return None
+
+
+AUTOGROUP = "/proc/sys/kernel/sched_autogroup_enabled"
+
+
+def own_group() -> str:
+    """Lead a new session, so that Linux's autogroup gives this process its own share of CPU.
+
+    Only where that changes something and costs nothing: Linux with autogroup on, not already a
+    session leader, and no controlling terminal (in a terminal, Ctrl+C must keep reaching us,
+    and the terminal's session is its own group already). Returns what was done, for `doctor`.
+    """
+    try:
+        with open(AUTOGROUP, "rb") as f:
+            if f.read().strip() != b"1":
+                return "shared (autogroup off)"
+    except OSError:
+        return "shared (no autogroup)"
+    if os.getsid(0) == os.getpid():
+        return "own (session leader)"
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+        return "shared with the terminal's session"
+    except OSError:
+        pass
+    try:
+        os.setsid()
+    except OSError as e:
+        return f"shared (setsid: {e.strerror})"
+    return "own (new session)"
 
 
 def online_cpus() -> int:
