@@ -178,3 +178,42 @@ def test_priors_count_where_the_copy_went_on():
     assert [hit for _, hit in continued(prompt, generated)] == [True, True, False]
     counts = {"structured": {3: [2, 3]}, "prose": {}}
     assert "| ≥3 | 0.76 | 0.67 (3) | – |" in report(counts, "embedded:gemma-3-270m", 128)
+
+
+def test_hogs_keep_cores_busy_in_their_own_session_and_end_with_the_block():
+    import os
+
+    import psutil
+
+    from app.bench.load import Hogs
+
+    with Hogs(2) as hogs:
+        group = [p for p in psutil.process_iter() if _pgid(p) == hogs.proc.pid]
+        assert len(group) == 2 and os.getsid(hogs.proc.pid) != os.getsid(0)
+        busy = sum(p.cpu_percent(interval=0.5) for p in group)
+        assert busy > 50  # two busy loops: well above one idle process, whatever else runs
+    left = [p for p in psutil.process_iter() if _pgid(p) == hogs.proc.pid]
+    assert all(p.status() == psutil.STATUS_ZOMBIE for p in left)  # dead, reaped by init
+
+
+def _pgid(process) -> int | None:
+    import os
+
+    try:
+        return os.getpgid(process.pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
+@pytest.mark.slow
+def test_load_bench_decodes_under_each_level_and_plots(tmp_path):
+    """`bench load` on the quiet machine and with one core busy: tables, JSON and the plot."""
+    args = ["bench", "load", "--busy", "0,1", "--per-class", "1", "--tokens", "8", "--quiet"]
+    args += ["--typing-chars", "0", "--idle-seconds", "0", "--out", str(tmp_path)]
+    assert main(args) == 0
+    data = json.loads((tmp_path / "load.json").read_text(encoding="utf-8"))
+    assert set(data["summary"]) == {"0", "1"}
+    quiet = data["summary"]["0"]["ours auto"]
+    assert quiet["to_quiet"] == 1.0 and quiet["tok_s"] > 0 and quiet["chars_s"] > 0
+    assert (tmp_path / "load.png").stat().st_size > 1000
+    assert "| 1 |" in (tmp_path / "load.md").read_text(encoding="utf-8")

@@ -1,8 +1,8 @@
 """`bielik-lsp bench`: its flags and which benchmark they run.
 
 `bench` alone runs the grid (runs.py); `bench --typing` the typing benchmark; `bench engines`,
-`bench cross-tokenizer`, `bench costs` and `bench priors` their own measurements. Each writes
-into --out (default: here).
+`bench load`, `bench cross-tokenizer`, `bench costs` and `bench priors` their own measurements.
+Each writes into --out (default: here).
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ def add_parser(sub: Any) -> None:
     _add_grid(bench)
     _add_typing(bench)
     suites = bench.add_subparsers(
-        dest="suite", metavar="{engines,openvino,cross-tokenizer,costs,priors,drafter}"
+        dest="suite", metavar="{engines,load,openvino,cross-tokenizer,costs,priors,drafter}"
     )
     _add_engines(suites)
+    _add_load(suites)
     _add_openvino(suites)
     _add_cross(suites)
     _add_costs(suites)
@@ -81,6 +82,24 @@ def _add_engines(suites: Any) -> None:
     p = _corpus_suite(suites, "engines", about, tokens=64)
     p.add_argument("--per-class", type=int, default=6, help="structured and prose excerpts each")
     p.add_argument("--llama-server", metavar="BIN", help="a llama-server binary to compare with")
+
+
+def _add_load(suites: Any) -> None:
+    about = "decoding and ghost text while other programs keep 0, 1 and every core busy"
+    p = _corpus_suite(suites, "load", about, tokens=64)
+    p.add_argument("--per-class", type=int, default=3, help="structured and prose excerpts each")
+    p.add_argument("--busy", help="cores kept busy, comma-separated (default: 0,1,every core)")
+    p.add_argument(
+        "--llama-server",
+        metavar="BIN",
+        help="llama-server to compare with (default: on PATH, or scripts/build_llama_server.sh's)",
+    )
+    p.add_argument(
+        "--typing-chars", type=int, default=80, help="typed per excerpt at each level (0: none)"
+    )
+    p.add_argument(
+        "--idle-seconds", type=float, default=20.0, help="a loaded server left alone (0: skip)"
+    )
 
 
 def _add_openvino(suites: Any) -> None:
@@ -169,6 +188,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import engines
 
         print(engines.run(settings, args))
+    elif args.suite == "load":
+        from app.bench import load
+
+        print(load.run(settings, args, argv))
     elif args.suite == "openvino":
         from app.bench import openvino
 
