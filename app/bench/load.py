@@ -135,12 +135,24 @@ async def idle_cpu(argv: list[str], text: str, seconds: float, out: Path) -> flo
     try:
         await editor.initialise(typing_bench.TypingConfig.ready_timeout_s)
         editor.open("file:///idle.md", text)
-        await asyncio.sleep(5.0)  # the document's background prefill ends
+        await settle(proc)  # the document's background prefill and prepared suggestion end
         before = _cpu(proc)
         await asyncio.sleep(seconds)
         return _cpu(proc) - before
     finally:
         await editor.stop()
+
+
+async def settle(proc, quiet_cpu_s: float = 0.05, limit_s: float = 300.0) -> None:
+    """Wait until a whole second passes in which the server uses under `quiet_cpu_s`."""
+    deadline = time.monotonic() + limit_s
+    last = _cpu(proc)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        now = _cpu(proc)
+        if now - last < quiet_cpu_s:
+            return
+        last = now
 
 
 def _cpu(proc) -> float:
