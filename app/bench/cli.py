@@ -95,7 +95,10 @@ def _add_load(suites: Any) -> None:
         help="llama-server to compare with (default: on PATH, or scripts/build_llama_server.sh's)",
     )
     p.add_argument(
-        "--typing-chars", type=int, default=80, help="typed per excerpt at each level (0: none)"
+        "--typing-chars",
+        type=int,
+        default=160,
+        help="typed per excerpt at each level, as bench --typing types (default 160; 0: none)",
     )
     p.add_argument(
         "--idle-seconds", type=float, default=20.0, help="a loaded server left alone (0: skip)"

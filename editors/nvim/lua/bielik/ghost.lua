@@ -17,7 +17,7 @@ local AUTOMATIC, INVOKED = 2, 1
 local MARK = 1 -- one extmark per buffer, replaced in place
 
 M.ns = api.nvim_create_namespace('bielik.ghost')
-M.delay_ms = 20 -- after the last keystroke; the server waits for more typing itself (debounce_ms)
+M.delay_ms = 20 -- after the last keystroke: the editor's debounce (the server's debounce_ms adds to it)
 
 ---@class bielik.GhostItem
 ---@field text string what the item inserts at its anchor
