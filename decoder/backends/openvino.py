@@ -232,6 +232,17 @@ def narrow_logits(model: ov.Model) -> None:
     model.validate_nodes_and_infer_types()
 
 
+def cpu_config(threads: int | None) -> dict:
+    """The CPU plug-in's settings: f32 arithmetic, and the threads asked for.
+
+    On a CPU with bfloat16 units (AVX512_BF16, AMX) the plug-in computes in bfloat16 unless told
+    otherwise; there a continuation read after masked rewinds parts from a fresh cache's within
+    24 tokens (tests/test_openvino.py), so our rollback would no longer give plain decoding's text.
+    """
+    config = {"INFERENCE_PRECISION_HINT": "f32"}
+    return {**config, "INFERENCE_NUM_THREADS": threads} if threads else config
+
+
 def compile_model(model: ov.Model, device: str, config: dict, progress: bool, name: str):
     """Compile for `device`, saying so (the first compile takes seconds, a cached one less)."""
     if progress:
@@ -316,7 +327,7 @@ class OpenVINOBackend:
         self.device = check_device(device)
         model = read_model(directory)
         self.vocab_size = int(model.output("logits").get_partial_shape()[2].get_length())
-        config = {"INFERENCE_NUM_THREADS": threads} if threads and device == "CPU" else {}
+        config = cpu_config(threads) if device == "CPU" else {}
         compiled, self.compile_seconds = compile_model(
             model, device, config, progress, name or directory.name
         )
