@@ -131,6 +131,7 @@ def type_level(argv: list[str], out: Path, chars: int, per_class: int) -> dict:
         per_class=per_class, chars=chars, out=out, command="bielik-lsp bench load"
     )
     record = asyncio.run(typing_bench.run(argv, cfg, progress=False))
+    typing_bench.write(record, out)  # every pause, as bench --typing keeps them
     return record.summary["all"]
 
 
