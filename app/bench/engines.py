@@ -27,6 +27,7 @@ from tqdm import tqdm
 from app.bench import llama_server
 from app.bench.corpus import Excerpt, load_corpus, select
 from app.bench.peers import Peer, backend_peers, time_peer
+from app.bench.report import write_report
 from decoder.config import Settings
 from decoder.engine import PLAIN
 from decoder.generation import collect
@@ -200,7 +201,5 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
         f"llama.cpp: {json.dumps(exact.engine.runner.describe())}"
     )
     text = report(summary, head)
-    (out / "engines.md").write_text(text + "\n", encoding="utf-8")
-    raw = {"summary": summary, "runs": runs}
-    (out / "engines.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    write_report(out, "engines", text, {"summary": summary, "runs": runs})
     return text

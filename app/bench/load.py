@@ -39,6 +39,7 @@ from app.bench import llama_server, machine
 from app.bench import typing as typing_bench
 from app.bench.corpus import Excerpt, load_corpus, select
 from app.bench.engines import chars_per_second, ours
+from app.bench.report import write_report
 from app.errors import UserError
 from decoder.backends.llamacpp import LlamaCppBackend
 from decoder.config import Settings
@@ -300,9 +301,8 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
         f"\n\nllama-server: {binary or 'not compared (--llama-server BIN)'}"
     )
     text = report(summary, head, idle)
-    (out / "load.md").write_text(text + "\n", encoding="utf-8")
     raw = {"summary": summary, "levels": results, "idle": idle, "command": argv}
-    (out / "load.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    write_report(out, "load", text, raw)
     plot(summary, out / "load.png")
     return text
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from app.bench.corpus import load_corpus, select
 from app.bench.engines import LABELS, Condition, measure, ours, peer_condition, ratio
 from app.bench.peers import Peer
+from app.bench.report import write_report
 from decoder.config import Settings
 from decoder.pipeline import Pipeline
 
@@ -167,7 +168,5 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
         f"draft-model peer: {'yes' if draft else 'none (no other drafter with this tokenizer)'}"
     )
     text = report(summary, long, head)
-    (out / "openvino.md").write_text(text + "\n", encoding="utf-8")
-    raw = {"summary": summary, "long": long, "runs": runs}
-    (out / "openvino.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    write_report(out, "openvino", text, {"summary": summary, "long": long, "runs": runs})
     return text

@@ -11,7 +11,6 @@ lookup would draft? Grouped by the match length's bucket, beside the table in us
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from app.bench.corpus import load_corpus
+from app.bench.report import write_report
 from decoder.config import Settings
 from decoder.drafting.lookup import LookupDrafter
 from decoder.engine import PLAIN
@@ -74,7 +74,6 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     text = report(counts, settings.target, args.tokens)
-    (out / "priors.md").write_text(text + "\n", encoding="utf-8")
     raw = {label: {str(b): c for b, c in sorted(rows.items())} for label, rows in counts.items()}
-    (out / "priors.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
+    write_report(out, "priors", text, raw)
     return text

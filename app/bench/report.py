@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 
 from app.bench.analysis import BOOTSTRAP, PAPER_BETA, PAPER_R, drafting, main_grid, of
 from app.bench.corpus import LABELS
+
+
+def write_report(out: Path, stem: str, text: str, raw: dict) -> None:
+    """OUT/STEM.md (the report) and OUT/STEM.json (what it was made from)."""
+    (out / f"{stem}.md").write_text(text + "\n", encoding="utf-8")
+    (out / f"{stem}.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
 
 
 def fmt(x, spec: str = ".2f") -> str:
