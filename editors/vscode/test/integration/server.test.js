@@ -20,7 +20,7 @@ const TEXT = 'W początkach roku 1878, kiedy świat polityczny zajmował się po
   'W renomowanej jadłodajni, gdzie na wieczorną przekąskę zbierali się właściciele składów';
 
 /** Settings as a user would set them in VS Code (what `inspect` reports as globalValue). */
-const USER_SETTINGS = { inlineMaxTokens: 12, continueMaxTokens: 12, debounceMs: 0, timeBudgetMs: 15000, suggestionMs: 15000, drafter: 'lookup' };
+const USER_SETTINGS = { inlineMaxTokens: 12, continueMaxTokens: 12, debounceMs: 5, timeBudgetMs: 15000, suggestionMs: 15000, drafter: 'lookup' };
 const inspectOf = (values) => (key) => (key in values ? { globalValue: values[key] } : {});
 
 function endOf(text) {
@@ -180,7 +180,7 @@ test('the extension protocol against the real bielik-lsp server', { timeout: REA
       conn.sendNotification('workspace/didChangeConfiguration', { settings: { bielik: settings } });
       const report = await exec(proto.statsParams(doc.uri));
       assert.equal(report.config.inlineMaxTokens, 8);
-      assert.equal(report.config.debounceMs, 30, 'an unset key went back to the default');
+      assert.equal(report.config.debounceMs, 0, 'an unset key went back to the default');
       assert.deepEqual(messages.filter((m) => m.type === 1), [], 'no error messages');
     });
 

@@ -23,9 +23,9 @@ test('workspace and folder values win over user values', () => {
 });
 
 test('changedSettings resets unset keys to the server default, restarts for null defaults', () => {
-  const prev = { k: 6, debounceMs: 0, languages: ['markdown'] };
+  const prev = { k: 6, debounceMs: 5, languages: ['markdown'] };
   const a = config.changedSettings(prev, inspectOf({ k: 6 }));
-  assert.deepEqual(a, { settings: { k: 6, debounceMs: 30, languages: ['markdown', 'plaintext', 'latex'] }, restart: false });
+  assert.deepEqual(a, { settings: { k: 6, debounceMs: 0, languages: ['markdown', 'plaintext', 'latex'] }, restart: false });
   const b = config.changedSettings({ target: '/models/x.gguf' }, inspectOf({}));
   assert.equal(b.restart, true);
 });
