@@ -5,7 +5,9 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { load } = require('./mock-vscode');
+const { load, killSpawned } = require('./mock-vscode');
+
+test.after(killSpawned);
 
 /** A real program in a fresh folder: `bielik-lsp` that runs `body` (sh), executable. */
 function program(body = 'exec sleep 60', name = 'bielik-lsp') {

@@ -3,6 +3,9 @@
 'use strict';
 const Module = require('node:module');
 
+/** Every server program a fake client spawned: killed after the tests (`killSpawned`). */
+const spawned = [];
+
 class Emitter {
   constructor() { this.listeners = []; }
   event = (fn) => { this.listeners.push(fn); return { dispose: () => { this.listeners = this.listeners.filter((l) => l !== fn); } }; };
@@ -198,6 +201,7 @@ function createLanguageClientModule(clients) {
       this.state = 3; // State.Starting
       try {
         this.process = await this.serverOptions();
+        spawned.push(this.process);
         const exited = new Promise((r) => this.process.once('exit', () => r(true)));
         if (await Promise.race([exited, new Promise((r) => setTimeout(() => r(false), LanguageClient.startMs))])) {
           // As vscode-languageclient 10 does: the close handler runs, and start() resolves.
@@ -283,4 +287,9 @@ function load() {
   }
 }
 
-module.exports = { load, protocolConverter };
+/** Kill the server programs still running, so the test process can end at once. */
+function killSpawned() {
+  for (const child of spawned) if (child.exitCode === null && child.signalCode === null) child.kill();
+}
+
+module.exports = { load, protocolConverter, killSpawned };
