@@ -23,7 +23,7 @@ class ServerOptions:
     """The language server's defaults table, named for what the user notices."""
 
     # 0: the editors wait for a pause themselves (VS Code 50 ms, our Neovim plugin 20 ms), and a
-    # request superseded by the next keystroke stops at its next pass; bench load measured it.
+    # request superseded by the next keystroke stops at its next pass.
     debounce_ms: int = setting(0, "wait this long for more typing before generating", minimum=0)
     suggestion_ms: int = setting(
         80,

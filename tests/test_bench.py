@@ -193,7 +193,7 @@ def test_hogs_keep_cores_busy_in_their_own_session_and_end_with_the_block():
             p.cpu_percent()  # the window starts now, for both
         time.sleep(1.0)
         busy = sum(p.cpu_percent() for p in group)
-        assert busy > 20  # busy loops, even on a loaded machine; a sleeping process shows ~0
+        assert busy > 50  # two busy loops: well above one idle process, whatever else runs
     deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
     left = [p for p in _group(hogs.proc.pid) if not _dead(p)]
     while left and time.monotonic() < deadline:
