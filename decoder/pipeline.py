@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from decoder.backends import exactness
-from decoder.backends.base import Backend
+from decoder.backends.base import Backend, common_prefix
 from decoder.backends.exactness import Exactness
 from decoder.backends.models import Model, load_model
 from decoder.config import ConfigError, Settings, is_remote
@@ -129,6 +129,15 @@ class Pipeline:
         """
         for backend in self._backends():
             backend.select(key)
+
+    def catch_up_s(self, text: str) -> float:
+        """About how long the target would prefill before continuing `text` from its cache now.
+
+        From the time its recent prefill passes took (0 before any was timed).
+        """
+        runner = self.engine.runner
+        ids = self.engine.encode(text)
+        return runner.pace.seconds(len(ids) - common_prefix(runner.ids, ids))
 
     def forget(self, key: str | None) -> None:
         """Drop the prefix caches of `key`, the target's and the drafter's (a closed document).

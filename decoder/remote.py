@@ -226,6 +226,10 @@ class RemoteEngine:
     def forget(self, key: str | None) -> None:
         """Nothing to drop on this side; the server's cache is its own."""
 
+    def catch_up_s(self, text: str) -> float:
+        """Unknown: the server's cache is its own."""
+        return 0.0
+
     def reset(self) -> None:
         """Nothing to forget on this side; the server's cache is its own."""
 

@@ -1,7 +1,8 @@
 """Work done ahead of inline requests, on the engine thread whenever no request needs it.
 
 - The prompt of a document just opened is prefilled (as llama.vim's 0-token request), so the
-  first suggestion does not pay for the whole prompt.
+  first suggestion does not pay for the whole prompt; so is the whole prompt of a request that
+  was answered from the short one (suggestions.py) meanwhile.
 - While the user reads a suggestion, the one that follows it is prepared as if it were accepted.
 
 Both step aside for any inline request (their tickets yield to it) and land only in caches.
@@ -16,7 +17,7 @@ from functools import partial
 
 from .completion import Item
 from .language_server import BielikServer
-from .suggestions import from_result, generate, job_for, prompt_for
+from .suggestions import from_result, generate, job_for
 from .worker import Ticket
 
 
@@ -40,8 +41,8 @@ def _spawn(coroutine) -> asyncio.Future:
     return task
 
 
-def warm(ls: BielikServer, uri: str) -> None:
-    """Prefill the prompt of a document just opened, for a cursor at its end.
+def warm(ls: BielikServer, uri: str, cursor: tuple[str, str] | None = None) -> None:
+    """Prefill the whole prompt for `cursor` (before, after), or a document's end.
 
     Resumes after each inline request it stepped aside for; ends when done, when the document
     gets a request of its own (which then prefills from where this stopped), or another opens.
@@ -52,7 +53,8 @@ def warm(ls: BielikServer, uri: str) -> None:
         return
     if not ls.config.server.serves(uri, doc.language_id):
         return
-    job = job_for(ls, uri, prompt_for(ls, uri, doc.source, ""), "", max_tokens=1)
+    before, after = cursor or (doc.source, "")
+    job = job_for(ls, uri, before, after, max_tokens=1, near=None)
     ticket = _background(ls)
     ls.warming = (uri, ticket)
 
@@ -82,7 +84,7 @@ def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
     cancel_prepared(ls, uri)
     if ls.documents.get(uri) is None or not before.strip():
         return
-    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after)
+    job = job_for(ls, uri, before, after)
     ticket = _background(ls)
 
     async def run() -> list[Item]:

@@ -22,7 +22,7 @@ from functools import partial
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .background import await_prepared, cancel_warm, prepare
+from .background import await_prepared, cancel_warm, prepare, warm
 from .completion import Item
 from .errors import engine_work
 from .language_server import BielikServer
@@ -34,7 +34,6 @@ from .suggestions import (
     generate,
     job_for,
     lookup_item,
-    prompt_for,
     ranked,
 )
 from .worker import Generated, Ticket
@@ -119,7 +118,8 @@ async def _compute(
     """New suggestions from the engine ([] when there is none, None when superseded).
 
     An explicit request (`invoked`) also gets a sampled alternative, within the time budget.
-    The next suggestion is prepared behind the first.
+    The next suggestion is prepared behind the first, and the whole prompt where the short
+    one answered.
     """
     if ls.worker.state in ("loading", "unavailable") or not before.strip():
         return []  # the status already says why
@@ -127,7 +127,7 @@ async def _compute(
     options = ls.config.server
     ticket = Ticket(options.time_budget_ms / 1000, arrived=arrived)
     show_at = arrived + options.suggestion_ms / 1000
-    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after, show_at=show_at)
+    job = job_for(ls, uri, before, after, show_at=show_at)
     result = await _run(ls, uri, before + after, job, ticket)
     if result is None or ticket.cancelled:
         ls.stats.count(uri, "superseded")
@@ -142,6 +142,9 @@ async def _compute(
         ls.cache.put(uri, before, after, items)
         if options.prepare_next and result.stop != "eos" and not items[0].joins:
             prepare(ls, uri, before + items[0].text, after)
+    if result.key != uri:  # the short prompt answered: the whole one is prefilled behind
+        ls.stats.count(uri, "near")
+        warm(ls, uri, (before, after))
     return items
 
 
@@ -155,7 +158,7 @@ async def _add_sampled(
     if ls.worker.state in ("loading", "unavailable"):
         return items
     ticket = Ticket(ls.config.server.time_budget_ms / 1000, arrived=arrived)
-    job = job_for(ls, uri, prompt_for(ls, uri, before, after), after, show_at=None)
+    job = job_for(ls, uri, before, after, show_at=None)
     more = await _sampled(ls, uri, before + after, job, ticket)
     if more is None:
         return None

@@ -22,6 +22,7 @@ from .compat import WatchedInput, track_command, untrack_command
 from .documents import PositionError, edit_end
 from .language_server import BielikServer
 from .settings import SECTION
+from .suggestions import near_key
 
 DEBUG_ENV = "BIELIK_LSP_DEBUG"  # comma-separated loggers to log at debug level, to stderr
 DID_SHOW = "textDocument/didShowCompletion"  # Copilot's notifications, recorded in stats
@@ -88,7 +89,8 @@ def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> Non
     ls.supersession.supersede(uri)
     background.cancel_prepared(ls, uri)
     background.cancel_warm(ls, uri)
-    ls.worker.forget(uri)  # its prompt caches; a reopened document is warmed up again
+    for key in (uri, near_key(uri)):  # its prompt caches; a reopened document is warmed again
+        ls.worker.forget(key)
     ls.documents.close(uri)
     ls.ring.closed(uri)
     ls.changes.pop(uri, None)

@@ -37,7 +37,8 @@ class Counters:
     decode_tokens: int = 0
     decode_chars: int = 0  # Unicode characters of the text those tokens committed
     decode_seconds: float = 0.0
-    warmups: int = 0  # prompts prefilled in the background when a document opened
+    warmups: int = 0  # prompts prefilled in the background (a document opened, a short prompt used)
+    near: int = 0  # runs from the short prompt while the whole one was not prefilled yet
     # Per kind of item (model, lookup, sampled): delivered, shown, accepted, partially_accepted,
     # accepted_chars.
     kinds: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -2,6 +2,12 @@
 
 Items: the model's own continuation, a lookup in the text, a sampled one. Shared by the
 request path (inline.py) and the work done ahead of requests (background.py).
+
+A document's prompt (context from elsewhere, the text after the cursor, up to 8000 characters
+before it) is prefilled once and then reused from keystroke to keystroke. Until it is, a run
+that would wait for it (500 ids take 3 s on one thread of a busy laptop) reads the short prompt
+instead: the few lines before the cursor, in a cache of their own, while the whole prompt is
+prefilled behind it (background.py).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from .language_server import BielikServer
 from .worker import Generated, Ticket
 
 MAX_ITEMS = 3
+NEAR_CHARS = 200  # the short prompt: this much text before the cursor, nothing else
+SLOW_S = 0.15  # read the whole prompt unless that means this much more prefill than the short one
 SAMPLED = Sampling(temperature=0.8, top_p=0.95)  # an alternative drawn on an explicit request
 
 
@@ -42,6 +50,7 @@ class Job:
     max_tokens: int
     show_at: float | None = None  # from then on, a whole word is enough
     sampling: Sampling | None = None  # None: the settings'
+    near: Prompt | None = None  # the short prompt, while `prompt` is not prefilled yet
 
 
 def context(ls: BielikServer, uri: str, before: str) -> tuple[str, ...]:
@@ -65,27 +74,68 @@ def prompt_for(ls: BielikServer, uri: str, before: str, after: str) -> Prompt:
     )
 
 
-def job_for(ls: BielikServer, uri: str, prompt: Prompt, after: str, **how) -> Job:
-    """A job with the file's speculation and the inline token budget (`how` overrides)."""
+def near_prompt(before: str, prompt: Prompt) -> Prompt | None:
+    """The short prompt for a cursor after `before` (None where it is the whole one)."""
+    near = build_prompt(before, NEAR_CHARS)
+    if not near.text.strip() or near.dropped != prompt.dropped or near.text == prompt.text:
+        return None
+    return near
+
+
+def near_key(uri: str) -> str:
+    """The prefix cache of a document's short prompt."""
+    return f"{uri}#near"
+
+
+def job_for(ls: BielikServer, uri: str, before: str, after: str, **how) -> Job:
+    """A job for a cursor between `before` and `after` (`how` overrides).
+
+    The file's speculation, the inline token budget, the prompt and its short one.
+    """
     doc = ls.documents.get(uri)
     mode, _, drafter, _ = ls.speculation(uri, doc.source if doc else "")
-    fields = {"max_tokens": ls.config.server.inline_max_tokens, **how}
+    prompt = prompt_for(ls, uri, before, after)
+    fields = {
+        "max_tokens": ls.config.server.inline_max_tokens,
+        "near": near_prompt(before, prompt),
+        **how,
+    }
     return Job(prompt, after, drafter, mode, **fields)
 
 
 def generate(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> Generated:
     """On the engine thread: one suggestion's worth of text, from the document's prefix cache."""
+    key, prompt = choose(ls, uri, job, ticket)
     return ls.worker.generate(
-        job.prompt.text,
-        key=uri,
+        prompt.text,
+        key=key,
         max_tokens=job.max_tokens,
         drafter=job.drafter,
         override=job.mode,
         ticket=ticket,
-        enough=partial(enough, prompt=job.prompt, after=job.after, show_at=job.show_at),
-        first_bytes=job.prompt.first_bytes,
+        enough=partial(enough, prompt=prompt, after=job.after, show_at=job.show_at),
+        first_bytes=prompt.first_bytes,
         sampling=job.sampling,
     )
+
+
+def choose(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> tuple[str, Prompt]:
+    """On the engine thread: (cache, prompt) for `job`; the whole prompt unless it makes one wait.
+
+    The short one where the whole one needs more than SLOW_S of prefill beyond it, from the
+    time prefill passes take now (a busy machine shortens the wait it accepts).
+    """
+    if job.near is None or ticket.should_stop():
+        return uri, job.prompt
+    pipe = ls.worker.pipe
+    pipe.select(uri)
+    whole = pipe.catch_up_s(job.prompt.text)
+    if whole <= SLOW_S:
+        return uri, job.prompt
+    pipe.select(near_key(uri))
+    if pipe.catch_up_s(job.near.text) + SLOW_S < whole:
+        return near_key(uri), job.near
+    return uri, job.prompt
 
 
 def enough(text: str, prompt: Prompt, after: str = "", show_at: float | None = None) -> bool:

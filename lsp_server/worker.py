@@ -93,6 +93,7 @@ class Generated:
     text: str
     stats: RunStats
     stop: str  # eos | max_tokens | context | cancelled | unit (the caller had enough)
+    key: str | None = None  # the prefix cache it ran on
 
 
 class EngineThread:
@@ -237,7 +238,7 @@ class Worker:
                         break
             finally:
                 chunks.close()
-            return Generated(text, stats, stop)
+            return Generated(text, stats, stop, key)
 
     def apply(self, settings: Settings) -> None:
         """On the engine thread: settings that need no reload reach the engine."""

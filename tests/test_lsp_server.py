@@ -192,6 +192,26 @@ async def test_inline_completion_for_polish(client: LanguageClient):
     assert after["generated_tokens"] == before["generated_tokens"]
 
 
+async def test_a_long_new_document_is_answered_from_its_last_lines_first(client: LanguageClient):
+    """Its whole prompt (about 2000 ids) would keep the first request waiting for seconds.
+
+    The short prompt answers it; the whole one is prefilled behind; the next request reads it.
+    """
+    uri = client.editor.open("\n\n".join([TEXT] * 14))
+    first = await inline(client, uri, client.editor.end(uri))
+    counts = (await stats(client, uri))["files"][uri]
+    assert counts["near"] == 1 and counts["generated_tokens"] > 0, counts
+    assert all("\ufffd" not in i.insert_text for i in first.items)
+    for _ in range(600):  # the whole prompt, in the background (seconds; a minute on a slow CI)
+        if (await stats(client, uri))["files"][uri]["warmups"]:
+            break
+        await asyncio.sleep(0.2)
+    client.editor.type(uri, " Był")
+    await inline(client, uri, client.editor.end(uri))
+    counts = (await stats(client, uri))["files"][uri]
+    assert counts["warmups"] == 1 and counts["near"] == 1 and counts["requests"] == 2, counts
+
+
 async def test_text_after_cursor_is_not_repeated(client: LanguageClient):
     uri = client.editor.open("Ala ma kota. Kot ma Alę. Ala ma kota. Kot ma Alę. Ala ma kota.")
     result = await inline(

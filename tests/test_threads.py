@@ -17,7 +17,7 @@ import pytest
 
 from decoder.backends import threads
 from decoder.backends.base import Stopped
-from decoder.backends.threads import BACKGROUND_CHUNK, ThreadPlan
+from decoder.backends.threads import FIRST_CHUNK, MIN_CHUNK, Pace, ThreadPlan
 
 pytest.importorskip("llama_cpp")
 
@@ -70,14 +70,29 @@ def test_fixed_and_unknown_and_many_cores():
     assert plan_of([12], maximum=8, cpus=16)[0].threads() == 4
 
 
-def test_background_lane_leaves_a_core_and_shortens_prefill():
+def test_background_lane_leaves_a_core_and_shortens_passes():
     plan, _ = plan_of([0, 0, 0])
+    pace = Pace()
+    pace.record(64, 0.064)  # 1 ms an id
     with threads.background():
         assert plan.threads() == 1
-        assert threads.prefill_chunk(512) == BACKGROUND_CHUNK
+        assert pace.chunk(512) == 50  # PASS_S of the background lane
         with threads.background(False):
-            assert plan.threads() == 2
-    assert plan.threads() == 2 and threads.prefill_chunk(512) == 512
+            assert plan.threads() == 2 and pace.chunk(512) == 250
+    assert plan.threads() == 2 and pace.chunk(200) == 200
+
+
+def test_pace_sizes_passes_in_time():
+    pace = Pace()
+    assert pace.chunk(512) == FIRST_CHUNK and pace.seconds(100) == 0.0  # nothing timed yet
+    pace.record(MIN_CHUNK - 1, 10.0)  # too short a pass to say anything
+    assert pace.per_id is None
+    pace.record(16, 0.16)  # a loaded machine: 10 ms an id
+    assert pace.seconds(100) == pytest.approx(1.0)
+    with threads.background():
+        assert pace.chunk(512) == MIN_CHUNK  # 5 ids would be 50 ms, but passes keep a floor
+    pace.record(100, 0.1)  # the load went away: half the weight to the newest
+    assert pace.per_id == pytest.approx(0.0055)
 
 
 def test_runnable_others_reads_this_machine():
@@ -112,16 +127,17 @@ def test_logits_do_not_depend_on_the_thread_count(tiny):
 def test_background_prefill_stops_at_a_short_chunk(tiny):
     ids = list(np.random.default_rng(1).integers(5, 1000, 400))
     tiny.reset()
+    tiny.pace = Pace()  # not timed yet: passes of FIRST_CHUNK ids, then timed ones
     asked = []
 
     def stop() -> bool:
         asked.append(len(tiny.ids))
-        return len(asked) > 2
+        return len(asked) > 1
 
     with threads.background(), pytest.raises(Stopped):
         tiny.sync(ids, should_stop=stop)
-    assert tiny.ids == ids[: 2 * BACKGROUND_CHUNK]  # a consistent prefix, two short chunks
-    assert tiny._threads_now == 1  # one core left free (2 configured)
+    assert tiny.ids == ids[:FIRST_CHUNK]  # a consistent prefix: the one pass before the stop
+    assert tiny.pace.per_id is not None and tiny._threads_now == 1  # one core left free
 
 
 OWN_GROUP = (

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from decoder.backends import threads
 from decoder.backends.base import PrefixCaches, plan_sync, prefill
 from decoder.backends.models import Model
 from decoder.vocab import token_bytes
@@ -35,6 +36,7 @@ class TinyBackend:
         self.head = rng.normal(size=(2 * WIDTH, self.vocab_size)).astype(np.float32)
         self.ids: list[int] = []
         self.prefilled = 0
+        self.pace = threads.Pace()
         self.caches = PrefixCaches(16)
 
     def _row(self, previous: int, token: int) -> np.ndarray:

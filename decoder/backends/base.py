@@ -10,6 +10,7 @@ declared here: it is measured on the model in use (decoder/backends/exactness.py
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
@@ -34,6 +35,7 @@ class Backend(Protocol):
     vocab_size: int  # width of a logits row (may exceed len(table): padded vocabularies)
     context_length: int
     tokenizer: object  # `encode(text)` with the model's own BOS
+    pace: threads.Pace  # how long its prefill passes take (sizes them, estimates prompts)
 
     def forward(self, ids: list[int]) -> np.ndarray:
         """Feed `ids` after the cache; logits (len(ids), vocab_size)."""
@@ -98,14 +100,18 @@ def rewind_and_prefill(
 def prefill(backend, tail: list[int], should_stop: Callable[[], bool] | None) -> np.ndarray:
     """Feed `tail` and return the logits row after its last id.
 
-    All but the last id go in PREFILL_CHUNK pieces (shorter in the background lane, so a request
-    waits less for the step aside), with `should_stop` checked between them.
+    All but the last id go in passes of about a fixed time (`threads.Pace`; PREFILL_CHUNK ids at
+    most), with `should_stop` checked between them: a request waits for one short pass.
     """
-    step = threads.prefill_chunk(PREFILL_CHUNK)
-    for start in range(0, len(tail) - 1, step):
+    start, end = 0, len(tail) - 1
+    while start < end:
         if should_stop is not None and should_stop():
             raise Stopped()
-        backend.prefill_chunk(tail[start : min(start + step, len(tail) - 1)])
+        chunk = tail[start : min(start + backend.pace.chunk(PREFILL_CHUNK), end)]
+        began = time.perf_counter()
+        backend.prefill_chunk(chunk)
+        backend.pace.record(len(chunk), time.perf_counter() - began)
+        start += len(chunk)
     return backend.forward(tail[-1:])[-1]
 
 

@@ -197,6 +197,7 @@ class LlamaCppBackend:
         self.batch = lib.llama_batch_init(PREFILL_CHUNK, 0, 1)
         self.ids: list[int] = []
         self.prefilled = 0
+        self.pace = lanes.Pace()
         self.caches = PrefixCaches(prefix_cache_mb)
         self.adapter: str | None = None  # a tuned LoRA in use (use_lora)
 
@@ -291,9 +292,8 @@ class LlamaCppBackend:
         return self._logits(len(rows))
 
     def prefill_chunk(self, ids: list[int]) -> None:
-        step = lanes.prefill_chunk(PREFILL_CHUNK)
-        for start in range(0, len(ids), step):
-            self._decode(ids[start : start + step], [])
+        for start in range(0, len(ids), PREFILL_CHUNK):  # the batch's size
+            self._decode(ids[start : start + PREFILL_CHUNK], [])
 
     def rewind(self, n: int) -> None:
         if n <= 0:

@@ -36,6 +36,7 @@ import mlx.core as mx
 import numpy as np
 from mlx_lm.models.cache import KVCache, RotatingKVCache, can_trim_prompt_cache, make_prompt_cache
 
+from decoder.backends import threads
 from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PrefixCaches, plan_sync, prefill
 from decoder.backends.blas import find_openblas, loaded_blas
@@ -136,6 +137,7 @@ class MLXBackend:
         self.taps: list | None = None  # the tapped layers' outputs of the last pass
         self.features: Features | None = None  # their hidden states per cached position
         self.prefilled = 0  # ids fed by the last `sync` (for prefix-cache statistics)
+        self.pace = threads.Pace()
         self.path = path
         self.caches = PrefixCaches(prefix_cache_mb)
         args = getattr(model, "args", None)

@@ -36,6 +36,7 @@ import openvino as ov
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
 from decoder.backends.files import ModelLoadError, cache_root, file_sha256
 from decoder.backends.models import EMBEDDED_PREFIX, HUB_GGUF, HUB_REPO, Model
+from decoder.backends.threads import Pace
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
@@ -338,6 +339,7 @@ class OpenVINOBackend:
         self.has_positions = any("position_ids" in p.get_names() for p in model.inputs)
         self.ids: list[int] = []
         self.prefilled = 0
+        self.pace = Pace()
         self.live = np.zeros(0, dtype=np.int64)  # attention_mask over the physical positions
         self.caches = PrefixCaches(prefix_cache_mb)
         self._beam = ov.Tensor(np.zeros(1, dtype=np.int32))

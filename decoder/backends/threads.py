@@ -12,8 +12,10 @@ does, from the next pass on.
 
 Work nobody waits for (a document prefilled on open, the next suggestion prepared, the
 exactness and cost probes) runs in the background lane (`background()`): one core fewer than a
-request would get, so a writer's other programs keep one, and in smaller prefill chunks, so a
-keystroke's request waits for at most one short chunk.
+request would get, so a writer's other programs keep one. Prefill passes are sized in time, not
+in ids (`Pace`): a pass of 64 ids takes 20 ms on an idle laptop and 350 ms on one thread of a
+busy one, and a keystroke's request waits for the pass under way (50 ms at most behind
+background work, 250 ms behind a superseded request).
 
 Threads are half of it; the other half is the share of the CPU the kernel gives. Linux (with
 autogroup, the default of desktop kernels) shares the CPU fairly between sessions, not between
@@ -32,7 +34,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
-BACKGROUND_CHUNK = 64  # prompt ids per prefill pass in the background lane
+PASS_S = {False: 0.25, True: 0.05}  # a prefill pass lasts about this long: request, background
+FIRST_CHUNK = 64  # prompt ids per prefill pass before any pass was timed
+MIN_CHUNK = 8
 
 
 def runnable_others() -> int | None:
@@ -148,7 +152,7 @@ def in_background() -> bool:
 
 @contextmanager
 def background(on: bool = True) -> Iterator[None]:
-    """Run the block in the background lane (when `on`): fewer threads, shorter prefill chunks."""
+    """Run the block in the background lane (when `on`): fewer threads, shorter prefill passes."""
     before = in_background()
     _lane.background = on
     try:
@@ -157,6 +161,28 @@ def background(on: bool = True) -> Iterator[None]:
         _lane.background = before
 
 
-def prefill_chunk(default: int) -> int:
-    """Ids per prefill pass: `default`, or BACKGROUND_CHUNK in the background lane."""
-    return min(default, BACKGROUND_CHUNK) if in_background() else default
+class Pace:
+    """Seconds per prompt id of a model's recent prefill passes: passes sized in time.
+
+    The same measure says how long a prompt would take to prefill (`seconds`), so a request can
+    choose a shorter prompt where the whole one would keep the writer waiting.
+    """
+
+    def __init__(self) -> None:
+        self.per_id: float | None = None  # None until a pass of MIN_CHUNK ids or more was timed
+
+    def record(self, n: int, seconds: float) -> None:
+        """A prefill pass of `n` ids took `seconds` (half the weight to the newest)."""
+        if n >= MIN_CHUNK:
+            new = seconds / n
+            self.per_id = new if self.per_id is None else (self.per_id + new) / 2
+
+    def chunk(self, maximum: int) -> int:
+        """Ids for the next prefill pass: about PASS_S of this lane's work, `maximum` at most."""
+        if self.per_id is None:
+            return min(maximum, FIRST_CHUNK)
+        return max(MIN_CHUNK, min(maximum, int(PASS_S[in_background()] / self.per_id)))
+
+    def seconds(self, n: int) -> float:
+        """About how long `n` ids would take to prefill now (0 when no pass was timed)."""
+        return 0.0 if self.per_id is None else n * self.per_id
