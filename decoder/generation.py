@@ -87,8 +87,8 @@ class Generator(Protocol):
         """Drop the prompt caches of `key` (a document the editor closed)."""
         ...
 
-    def catch_up_s(self, text: str) -> float:
-        """About how long `text` would take to prefill from the current key's cache (0: unknown)."""
+    def catch_up_s(self, text: str, key: str | None) -> float:
+        """About how long `text` would take to prefill from `key`'s cache (0: unknown)."""
         ...
 
     def reset(self) -> None:

@@ -130,12 +130,14 @@ class Pipeline:
         for backend in self._backends():
             backend.select(key)
 
-    def catch_up_s(self, text: str) -> float:
-        """About how long the target would prefill before continuing `text` from its cache now.
+    def catch_up_s(self, text: str, key: str | None) -> float:
+        """About how long the target would prefill before continuing `text` from `key`'s cache.
 
-        From the time its recent prefill passes took (0 before any was timed).
+        From the time its recent prefill passes took (0 before any was timed). Selects `key`
+        for the target only (the drafter's cache follows at the next `select`).
         """
         runner = self.engine.runner
+        runner.select(key)
         ids = self.engine.encode(text)
         return runner.pace.seconds(len(ids) - common_prefix(runner.ids, ids))
 

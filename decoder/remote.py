@@ -226,7 +226,7 @@ class RemoteEngine:
     def forget(self, key: str | None) -> None:
         """Nothing to drop on this side; the server's cache is its own."""
 
-    def catch_up_s(self, text: str) -> float:
+    def catch_up_s(self, text: str, key: str | None) -> float:
         """Unknown: the server's cache is its own."""
         return 0.0
 

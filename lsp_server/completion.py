@@ -27,15 +27,16 @@ class Prompt:
         return self.dropped.encode("utf-8")
 
 
-def prompt_window(before: str, max_chars: int) -> str:
+def prompt_window(before: str, max_chars: int, steps: int = 4) -> str:
     """The context nearest the cursor, at most `max_chars`, starting at a line or word start.
 
-    The start moves in steps of a quarter window, so while the user types the prompt keeps the
-    same beginning and the model's prefix cache is reused from one keystroke to the next.
+    The start moves in steps of 1/`steps` of the window, so while the user types the prompt
+    keeps the same beginning and the model's prefix cache is reused from one keystroke to the
+    next.
     """
     if len(before) <= max_chars:
         return before
-    step = max(1, max_chars // 4)
+    step = max(1, max_chars // steps)
     start = ((len(before) - max_chars) // step + 1) * step
     newline = before.find("\n", start, start + step)
     if newline >= 0:
@@ -62,7 +63,13 @@ def following(after: str, max_chars: int) -> str:
 
 
 def build_prompt(
-    before: str, max_chars: int, *, after: str = "", suffix_chars: int = 0, extra: tuple = ()
+    before: str,
+    max_chars: int,
+    *,
+    after: str = "",
+    suffix_chars: int = 0,
+    extra: tuple = (),
+    steps: int = 4,
 ) -> Prompt:
     """The prompt for a cursor after `before`, without trailing spaces.
 
@@ -72,7 +79,7 @@ def build_prompt(
     the cursor. Tokenizers glue a space to the next word, so a prompt ending in a space reads as
     an odd token; the engine's first token begins with it instead.
     """
-    window = prompt_window(before, max_chars)
+    window = prompt_window(before, max_chars, steps)
     stripped = window.rstrip(" \t")
     context = [c for c in (*extra, following(after, suffix_chars)) if c]
     head = "".join(f"{c}\n\n" for c in context)

@@ -78,6 +78,8 @@ async def _complete(
         model = await _compute(ls, uri, before, after, arrived, invoked)
     elif invoked and all(item.kind != "sampled" for item in model):
         model = await _add_sampled(ls, uri, before, after, arrived, model)
+    else:  # typing through a suggestion: meanwhile the engine prefills what is typed
+        warm(ls, uri, (before, after))
     if model is None:
         return NOTHING  # superseded
     items = ranked([*model, *lookup_item(before, after, context(ls, uri, before))])
@@ -138,13 +140,13 @@ async def _compute(
         if more is None:
             return None
         items += more
+    if result.key != uri:  # the short prompt answered: the whole one is prefilled behind, first
+        ls.stats.count(uri, "near")
+        warm(ls, uri, (before, after))
     if items:
         ls.cache.put(uri, before, after, items)
         if options.prepare_next and result.stop != "eos" and not items[0].joins:
             prepare(ls, uri, before + items[0].text, after)
-    if result.key != uri:  # the short prompt answered: the whole one is prefilled behind
-        ls.stats.count(uri, "near")
-        warm(ls, uri, (before, after))
     return items
 
 

@@ -34,7 +34,7 @@ from .language_server import BielikServer
 from .worker import Generated, Ticket
 
 MAX_ITEMS = 3
-NEAR_CHARS = 200  # the short prompt: this much text before the cursor, nothing else
+NEAR_CHARS = 160  # the short prompt: 160-320 characters before the cursor, nothing else
 SLOW_S = 0.15  # read the whole prompt unless that means this much more prefill than the short one
 SAMPLED = Sampling(temperature=0.8, top_p=0.95)  # an alternative drawn on an explicit request
 
@@ -76,7 +76,7 @@ def prompt_for(ls: BielikServer, uri: str, before: str, after: str) -> Prompt:
 
 def near_prompt(before: str, prompt: Prompt) -> Prompt | None:
     """The short prompt for a cursor after `before` (None where it is the whole one)."""
-    near = build_prompt(before, NEAR_CHARS)
+    near = build_prompt(before, 2 * NEAR_CHARS, steps=2)  # its start moves every NEAR_CHARS
     if not near.text.strip() or near.dropped != prompt.dropped or near.text == prompt.text:
         return None
     return near
@@ -123,17 +123,16 @@ def choose(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> tuple[str, P
     """On the engine thread: (cache, prompt) for `job`; the whole prompt unless it makes one wait.
 
     The short one where the whole one needs more than SLOW_S of prefill beyond it, from the
-    time prefill passes take now (a busy machine shortens the wait it accepts).
+    time prefill passes take now (a busy machine shortens the wait it accepts). Only the
+    target's caches are looked at: the drafter's follow the choice.
     """
     if job.near is None or ticket.should_stop():
         return uri, job.prompt
     pipe = ls.worker.pipe
-    pipe.select(uri)
-    whole = pipe.catch_up_s(job.prompt.text)
+    whole = pipe.catch_up_s(job.prompt.text, uri)
     if whole <= SLOW_S:
         return uri, job.prompt
-    pipe.select(near_key(uri))
-    if pipe.catch_up_s(job.near.text) + SLOW_S < whole:
+    if pipe.catch_up_s(job.near.text, near_key(uri)) + SLOW_S < whole:
         return near_key(uri), job.near
     return uri, job.prompt
 

@@ -14,8 +14,7 @@ Work nobody waits for (a document prefilled on open, the next suggestion prepare
 exactness and cost probes) runs in the background lane (`background()`): one core fewer than a
 request would get, so a writer's other programs keep one. Prefill passes are sized in time, not
 in ids (`Pace`): a pass of 64 ids takes 20 ms on an idle laptop and 350 ms on one thread of a
-busy one, and a keystroke's request waits for the pass under way (50 ms at most behind
-background work, 250 ms behind a superseded request).
+busy one, and a keystroke's request waits for the pass under way (about 50 ms).
 
 Threads are half of it; the other half is the share of the CPU the kernel gives. Linux (with
 autogroup, the default of desktop kernels) shares the CPU fairly between sessions, not between
@@ -34,7 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
-PASS_S = {False: 0.25, True: 0.05}  # a prefill pass lasts about this long: request, background
+PASS_S = 0.05  # a prefill pass lasts about this long (CPU passes of 8 ids are as fast per id)
 FIRST_CHUNK = 64  # prompt ids per prefill pass before any pass was timed
 MIN_CHUNK = 8
 
@@ -178,10 +177,10 @@ class Pace:
             self.per_id = new if self.per_id is None else (self.per_id + new) / 2
 
     def chunk(self, maximum: int) -> int:
-        """Ids for the next prefill pass: about PASS_S of this lane's work, `maximum` at most."""
+        """Ids for the next prefill pass: about PASS_S of work, `maximum` at most."""
         if self.per_id is None:
             return min(maximum, FIRST_CHUNK)
-        return max(MIN_CHUNK, min(maximum, int(PASS_S[in_background()] / self.per_id)))
+        return max(MIN_CHUNK, min(maximum, int(PASS_S / self.per_id)))
 
     def seconds(self, n: int) -> float:
         """About how long `n` ids would take to prefill now (0 when no pass was timed)."""

@@ -11,6 +11,9 @@
   query exactly as a one-token pass would (see decoder/backends/mlx.py, exact passes).
 - `model.layers` / `model.model.layers`: the decoder layers, which `tap_layers` wraps to read
   their outputs (the hidden states a DFlash drafter is conditioned on).
+- `model.model` then `lm_head` or the tied `embed_tokens.as_linear`: the llama layout's output
+  head, which `output_head` hands to the drafter's tuning (logits at the scored positions only),
+  checked against the model's own output first.
 """
 
 from __future__ import annotations
@@ -143,3 +146,33 @@ def tap_layers(model, layer_ids: tuple[int, ...]) -> list:
         layer = layers[index]
         layers[index] = _Tap(getattr(layer, "_layer", layer), store, slot)
     return store
+
+
+def last_hidden(model, inputs):
+    """What the output head of a model of the llama layout reads: the decoder after its norm."""
+    return model.model(inputs)
+
+
+def output_head(model):
+    """The model's output head as a function of `last_hidden`, or None where it is not one.
+
+    Checked once per model against its own output on a few tokens: a model that does more
+    (soft-capped logits, another layout) gets None, and its callers run the whole model.
+    """
+    known = model.__dict__.get("_bielik_head", False)
+    if known is not False:
+        return known
+    import mlx.core as mx
+
+    head = None
+    inner = getattr(model, "model", None)
+    if inner is not None and hasattr(inner, "embed_tokens"):
+        candidate = model.lm_head if "lm_head" in model else inner.embed_tokens.as_linear
+        probe = mx.array([[1, 2, 3]])
+        try:
+            if mx.allclose(model(probe), candidate(inner(probe)), rtol=1e-4, atol=1e-4).item():
+                head = candidate
+        except (TypeError, ValueError, AttributeError):
+            head = None
+    object.__setattr__(model, "_bielik_head", head)
+    return head
