@@ -12,6 +12,8 @@ import json
 import time
 from dataclasses import replace
 
+import mlx.core as mx
+import mlx.nn as nn
 import numpy as np
 import pytest
 from mlx.utils import tree_flatten
@@ -24,6 +26,7 @@ from app.tuning.train import (
     TuneConfig,
     attach_lora,
     divergence,
+    draw,
     make_optimizer,
     scdf_step,
     train,
@@ -32,6 +35,7 @@ from decoder.backends.embedded import embedded_gguf
 from decoder.backends.files import ModelLoadError, file_sha256
 from decoder.backends.gguf import convert_gguf
 from decoder.backends.models import load_model
+from decoder.compat.mlx_lm import output_head
 from decoder.config import Settings
 
 pytest.importorskip("llama_cpp")
@@ -91,6 +95,10 @@ def test_weights_give_the_best_task_nothing_and_the_slowest_most():
     assert w["prose"] == pytest.approx(2 / 3)
     assert scdf.weights({"a": 2.0, "b": 2.0}) == {"a": 0.5, "b": 0.5}  # none behind: no step lost
     assert scdf.weights({"only": 4.2}) == {"only": 1.0}
+    guarded = scdf.guarded(w, 0.3)  # the task ahead keeps a little, the order stays
+    assert guarded["structured"] == pytest.approx(0.1) and sum(guarded.values()) == pytest.approx(1)
+    assert guarded["prose"] > guarded["your documents"] > guarded["structured"]
+    assert scdf.guarded(w, 0.0) == w
 
 
 def test_unfairness_is_the_spread_of_divergences():
@@ -99,7 +107,7 @@ def test_unfairness_is_the_spread_of_divergences():
 
 
 def test_rows_score_the_continuation_in_the_drafter_tokens(ggufs):
-    _, tokenizer = mlx_drafter(ggufs["drafter"])
+    model, tokenizer = mlx_drafter(ggufs["drafter"])
     rows = make_rows(tokenizer, examples(), 64)
     assert set(rows) == set(TEXTS)
     for row in rows["prose"]:
@@ -109,6 +117,10 @@ def test_rows_score_the_continuation_in_the_drafter_tokens(ggufs):
     inputs, targets, mask = batch(rows["prose"])
     assert inputs.shape == targets.shape == mask.shape
     assert mask.sum() == sum(r.scored for r in rows["prose"])
+    assert output_head(model) is not None  # the llama layout: logits at the scored rows only
+    full = nn.losses.cross_entropy(model(mx.array(inputs)), mx.array(targets)) * mask
+    expected = float(full.sum().item()) / float(mask.sum())
+    assert divergence(model, rows["prose"]) == pytest.approx(expected, rel=1e-5)
 
 
 def test_an_scdf_step_lowers_the_weighted_task_loss(ggufs):
@@ -118,11 +130,15 @@ def test_an_scdf_step_lowers_the_weighted_task_loss(ggufs):
     trainable = dict(tree_flatten(model.trainable_parameters()))
     assert trainable and all("lora" in name for name in trainable)
     before = {task: divergence(model, r) for task, r in rows.items()}
+    first = {task: divergence(model, b) for task, b in draw(rows, CONFIG, 0).items()}
     optimizer = make_optimizer(CONFIG)
     records = [scdf_step(model, optimizer, rows, CONFIG, step) for step in range(6)]
     after = {task: divergence(model, r) for task, r in rows.items()}
     worst = max(before, key=before.get)
-    assert records[0]["w"][min(before, key=before.get)] == 0.0  # the best task: no gradient
+    best = min(first, key=first.get)  # on the step's mini-batch
+    assert records[0]["w"][best] == 0.0  # s-CDF gives the best task nothing,
+    assert records[0]["used"][best] == pytest.approx(CONFIG.guard / 2)  # the guard a little
+    assert records[0]["D"] == pytest.approx(first, rel=1e-4)  # D_T of the step's own pass
     assert after[worst] < before[worst]
     assert sum(after.values()) < sum(before.values())
 

@@ -5,6 +5,12 @@ divergence from the target on a mini-batch of T: its cross-entropy against the t
 choices. Each task's gradient is weighted by its excess over the best task, D_T - D_min, so the
 task the drafter fits worst moves most and the best one is not pushed back. The unfairness U is
 the spread of D_T across tasks.
+
+One LoRA serves every task here, so a step for the tasks behind also moves the task ahead, and
+with weight 0 nothing holds it: measured, 91 steps pushed structured text's D_T back up from
+1.04 to 1.64 while prose took the weight. `guarded` spreads a share of each step evenly (the
+`guard` of tune-drafter's defaults table); the task ahead still gets the least, the worst the
+most.
 """
 
 from __future__ import annotations
@@ -33,3 +39,8 @@ def unfairness(divergence: Mapping[str, float]) -> float:
     if len(divergence) < 2:
         return 0.0
     return max(divergence.values()) - min(divergence.values())
+
+
+def guarded(w: Mapping[str, float], share: float) -> dict[str, float]:
+    """`w` with `share` of the step spread evenly over the tasks (0: s-CDF's weights as given)."""
+    return {task: (1 - share) * v + share / len(w) for task, v in w.items()}

@@ -23,6 +23,7 @@ from mlx.utils import tree_flatten, tree_unflatten
 
 from app.tuning import scdf
 from app.tuning.rows import Row, batch
+from decoder.compat.mlx_lm import last_hidden, output_head
 
 ADAPTER_FILE = "adapters.safetensors"
 CONFIG_FILE = "adapter_config.json"
@@ -50,6 +51,7 @@ class TuneConfig:
     learning_rate: float = 1e-3
     rows_per_task: int = 2  # mini-batch rows drawn per task per step
     row_tokens: int = 256  # longest row, in drafter tokens
+    guard: float = 0.25  # the share of each step spread evenly over the tasks (scdf.guarded)
     seed: int = 0
 
     def lora_parameters(self) -> dict:
@@ -75,18 +77,27 @@ def attach_lora(model, config: TuneConfig) -> None:
     linear_to_lora_layers(model, config.layers, config.lora_parameters())
 
 
-def token_losses(model, inputs: mx.array, targets: mx.array, mask: mx.array) -> mx.array:
-    """Summed cross-entropy over the scored positions, per row."""
-    logits = model(inputs)
-    ce = nn.losses.cross_entropy(logits.astype(mx.float32), targets) * mask
-    return ce.sum(axis=1)
+def scored_losses(model, rows: list[Row]) -> tuple[mx.array, np.ndarray]:
+    """The cross-entropy of each scored token of `rows` (N,), and the row of each (N,).
+
+    The output head runs at the scored positions only where the model allows it (half the
+    positions of a row are the prompt, and the head is a fifth of a small drafter's work).
+    """
+    inputs, targets, mask = batch(rows)
+    at = np.flatnonzero(mask)  # row-major: the rows' scored positions, row after row
+    head = output_head(model)
+    if head is None:
+        logits = model(mx.array(inputs)).reshape(-1, model.args.vocab_size)[mx.array(at)]
+    else:
+        hidden = last_hidden(model, mx.array(inputs))
+        logits = head(hidden.reshape(-1, hidden.shape[-1])[mx.array(at)])
+    picked = mx.array(targets.reshape(-1)[at])
+    return nn.losses.cross_entropy(logits.astype(mx.float32), picked), at // mask.shape[1]
 
 
 def divergence(model, rows: list[Row]) -> float:
     """D_T on these rows: the drafter's mean cross-entropy against the target's tokens."""
-    inputs, targets, mask = map(mx.array, batch(rows))
-    total = token_losses(model, inputs, targets, mask).sum()
-    return float(total.item()) / float(mask.sum().item())
+    return float(scored_losses(model, rows)[0].mean().item())
 
 
 def draw(rows: dict[str, list[Row]], config: TuneConfig, step: int) -> dict[str, list[Row]]:
@@ -101,26 +112,28 @@ def draw(rows: dict[str, list[Row]], config: TuneConfig, step: int) -> dict[str,
 
 
 def scdf_step(model, optimizer, rows: dict[str, list[Row]], config: TuneConfig, step: int) -> dict:
-    """One s-CDF step: D_T per task on its mini-batch, then the gradient of sum_T w_T * L_T.
+    """One s-CDF step in one forward pass: D_T per task on its mini-batch, then a gradient step.
 
-    Tasks with weight 0 (the best) take no part in the backward pass.
+    On sum_T w_T * L_T, w from those D_T (s-CDF's, then `guarded`; both recorded).
     """
     batches = draw(rows, config, step)
-    div = {task: divergence(model, b) for task, b in batches.items()}
-    w = scdf.weights(div)
-    chosen = [(task, b) for task, b in batches.items() if w[task] > 0]
-    inputs, targets, mask = map(mx.array, batch([r for _, b in chosen for r in b]))
-    per_row = mx.array(
-        [w[task] / sum(r.scored for r in b) for task, b in chosen for r in b], mx.float32
-    )
+    tasks = list(batches)
+    rows_of = [i for i, task in enumerate(tasks) for _ in batches[task]]
+    record: dict = {"step": step}
 
     def loss(m):
-        return (token_losses(m, inputs, targets, mask) * per_row).sum()
+        ce, row = scored_losses(m, [r for task in tasks for r in batches[task]])
+        share = np.eye(len(tasks), dtype=np.float32)[np.asarray(rows_of)[row]].T  # (tasks, N)
+        per_task = mx.array(share / share.sum(axis=1, keepdims=True)) @ ce  # L_T
+        record["D"] = dict(zip(tasks, mx.stop_gradient(per_task).tolist(), strict=True))
+        record["w"] = scdf.weights(record["D"])
+        used = record["used"] = scdf.guarded(record["w"], config.guard)
+        return (mx.array([used[task] for task in tasks]) * per_task).sum()
 
     value, grads = nn.value_and_grad(model, loss)(model)
     optimizer.update(model, grads)
     mx.eval(model.parameters(), optimizer.state, value)
-    return {"step": step, "D": div, "w": w, "U": scdf.unfairness(div)}
+    return record | {"U": scdf.unfairness(record["D"])}
 
 
 def make_optimizer(config: TuneConfig) -> optim.Optimizer:
