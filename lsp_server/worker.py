@@ -213,7 +213,7 @@ class Worker:
         """
         if ticket.should_stop():
             return Generated("", RunStats(), "cancelled")
-        with threads.background(ticket.background):  # fewer threads, shorter prefill chunks
+        with threads.background(ticket.background):  # one core fewer
             pipe = self.pipe
             text, stats, stop = "", RunStats(), "cancelled"
             pipe.select(key)
