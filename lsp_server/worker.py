@@ -212,7 +212,7 @@ class Worker:
         A ticket already stopped (work superseded while it waited in the queue) costs nothing.
         """
         if ticket.should_stop():
-            return Generated("", RunStats(), "cancelled")
+            return Generated("", RunStats(), "cancelled", key)
         with threads.background(ticket.background):  # one core fewer
             pipe = self.pipe
             text, stats, stop = "", RunStats(), "cancelled"

@@ -87,7 +87,8 @@ def scored_losses(model, rows: list[Row]) -> tuple[mx.array, np.ndarray]:
     at = np.flatnonzero(mask)  # row-major: the rows' scored positions, row after row
     head = output_head(model)
     if head is None:
-        logits = model(mx.array(inputs)).reshape(-1, model.args.vocab_size)[mx.array(at)]
+        logits = model(mx.array(inputs))
+        logits = logits.reshape(-1, logits.shape[-1])[mx.array(at)]
     else:
         hidden = last_hidden(model, mx.array(inputs))
         logits = head(hidden.reshape(-1, hidden.shape[-1])[mx.array(at)])

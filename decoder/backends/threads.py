@@ -151,7 +151,7 @@ def in_background() -> bool:
 
 @contextmanager
 def background(on: bool = True) -> Iterator[None]:
-    """Run the block in the background lane (when `on`): fewer threads, shorter prefill passes."""
+    """Run the block in the background lane (when `on`): one thread fewer."""
     before = in_background()
     _lane.background = on
     try:
