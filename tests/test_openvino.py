@@ -94,6 +94,27 @@ def test_rewinds_and_squeezes_keep_the_continuation():
         backend.rewind(len(backend.ids) + 1)
 
 
+def test_plain_decoding_reads_the_same_text_from_any_fresh_cache():
+    """OpenVINO's logits depend on how a prompt is cut into passes: at fixed positions here.
+
+    So plain decoding gives the same ids however long the last passes took, in another backend,
+    and through the pipeline with `auto` (plain here, `exact` on).
+    """
+    backend = smol().backend
+    ids = backend.tokenizer.encode(LONG)
+    backend.reset()
+    want = greedy(backend, ids, 32)
+    backend.pace.record(64, 10.0)  # a slow pass: a pace in time would cut the next prompt finer
+    backend.reset()
+    assert greedy(backend, ids, 32) == want
+    assert greedy(ovb.OpenVINOBackend(smol().path, progress=False), ids, 32) == want
+    exact = pipeline(True)
+    for policy in (FixedPolicy(None, 0), exact.policy("auto", text=LONG)):
+        backend.reset()
+        run = list(exact.continue_text(LONG, max_tokens=32, policy=policy))
+        assert [i for c in run for i in c.ids] == want
+
+
 def test_documents_keep_their_caches():
     backend = smol().backend
     a, b = (backend.tokenizer.encode(t) for t in (SHORT, LONG))

@@ -101,13 +101,15 @@ def prefill(backend, tail: list[int], should_stop: Callable[[], bool] | None) ->
     """Feed `tail` and return the logits row after its last id.
 
     All but the last id go in passes of about a fixed time (`threads.Pace`; PREFILL_CHUNK ids at
-    most), with `should_stop` checked between them: a request waits for one short pass.
+    most; at fixed positions where the backend's logits depend on the cuts: `AlignedPace`), with
+    `should_stop` checked between them: a request waits for one short pass.
     """
     start, end = 0, len(tail) - 1
     while start < end:
         if should_stop is not None and should_stop():
             raise Stopped()
-        chunk = tail[start : min(start + backend.pace.chunk(PREFILL_CHUNK), end)]
+        size = backend.pace.chunk(PREFILL_CHUNK, at=len(backend.ids))
+        chunk = tail[start : min(start + size, end)]
         began = time.perf_counter()
         backend.prefill_chunk(chunk)
         backend.pace.record(len(chunk), time.perf_counter() - began)

@@ -15,6 +15,13 @@ in the cache, masked out by `attention_mask`, and later tokens take their logica
 (`position_ids`). The holes are squeezed out (states read, gathered and set, GenAI's own way to
 trim) only when they pass a quarter of the cache. Per-document caches are copies of the states.
 
+OpenVINO's logits depend on how a prompt is cut into passes, so prompts are cut at fixed
+positions (`AlignedPace`), not by time as on the other engines: plain decoding from a fresh
+cache reads the same text in every process. They also depend on the cache's layout (rewound
+positions masked in place, u8 states re-quantized when set), which a cache that held other text
+before can differ in: dropping that at each request costs a copy of the whole cache (60-85 ms
+for 1000 positions of SmolLM2-135M), so it is not done.
+
 Whether a pass over n tokens gives the logits of n one-token passes is measured at load, as on
 every backend (decoder/backends/exactness.py); on OpenVINO's CPU plug-in it does not, bit for bit.
 """
@@ -36,7 +43,7 @@ import openvino as ov
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
 from decoder.backends.files import ModelLoadError, cache_root, file_sha256
 from decoder.backends.models import EMBEDDED_PREFIX, HUB_GGUF, HUB_REPO, Model
-from decoder.backends.threads import Pace
+from decoder.backends.threads import AlignedPace
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
@@ -52,6 +59,7 @@ GGUF_VECTOR_TYPES = ("F32", "F16")  # its norms
 MODEL_FILE = "openvino_model.xml"
 META_FILE = "bielik-lsp.json"  # what the export knows and the IR does not: context, source
 ROWS = "logits_rows"  # the input naming the positions whose logits a pass returns
+PASS_IDS = 32  # prefill passes start at multiples of this: its logits depend on the cuts
 ALTERNATIVE = "use --backend llamacpp, or an OpenVINO IR directory (optimum-cli export openvino)"
 
 
@@ -339,7 +347,7 @@ class OpenVINOBackend:
         self.has_positions = any("position_ids" in p.get_names() for p in model.inputs)
         self.ids: list[int] = []
         self.prefilled = 0
-        self.pace = Pace()
+        self.pace = AlignedPace(PASS_IDS)
         self.live = np.zeros(0, dtype=np.int64)  # attention_mask over the physical positions
         self.caches = PrefixCaches(prefix_cache_mb)
         self._beam = ov.Tensor(np.zeros(1, dtype=np.int32))

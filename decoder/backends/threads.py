@@ -176,8 +176,11 @@ class Pace:
             new = seconds / n
             self.per_id = new if self.per_id is None else (self.per_id + new) / 2
 
-    def chunk(self, maximum: int) -> int:
-        """Ids for the next prefill pass: about PASS_S of work, `maximum` at most."""
+    def chunk(self, maximum: int, at: int = 0) -> int:
+        """Ids for the next prefill pass: about PASS_S of work, `maximum` at most.
+
+        `at`, the position of its first id, matters to `AlignedPace` only.
+        """
         if self.per_id is None:
             return min(maximum, FIRST_CHUNK)
         return max(MIN_CHUNK, min(maximum, int(PASS_S / self.per_id)))
@@ -185,3 +188,19 @@ class Pace:
     def seconds(self, n: int) -> float:
         """About how long `n` ids would take to prefill now (0 when no pass was timed)."""
         return 0.0 if self.per_id is None else n * self.per_id
+
+
+class AlignedPace(Pace):
+    """Passes at fixed positions (every `size` ids from 0), whatever they take.
+
+    For an engine whose logits depend on how a prompt is cut into passes (OpenVINO's CPU
+    plug-in): a prompt is then always cut the same way, so plain decoding gives the same text
+    from a fresh cache as from one that held the prompt before.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def chunk(self, maximum: int, at: int = 0) -> int:
+        return min(maximum, self.size - at % self.size)
