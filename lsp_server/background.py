@@ -1,8 +1,8 @@
 """Work done ahead of inline requests, on the engine thread whenever no request needs it.
 
-- The prompt of a document just opened is prefilled (as llama.vim's 0-token request), so the
-  first suggestion does not pay for the whole prompt; so is the whole prompt of a request that
-  was answered from the short one (suggestions.py) meanwhile.
+- The prompt of a document just opened is prefilled (as llama.vim's 0-token request), its
+  end's short prompt first (suggestions.py), so the first suggestion pays for neither; so is
+  the whole prompt of a request that was answered from the short one meanwhile.
 - While the user reads a suggestion, the one that follows it is prepared as if it were accepted.
 
 Both step aside for any inline request (their tickets yield to it) and land only in caches.
@@ -17,7 +17,7 @@ from functools import partial
 
 from .completion import Item
 from .language_server import BielikServer
-from .suggestions import from_result, generate, job_for
+from .suggestions import Deadlines, Job, from_result, generate, job_for
 from .worker import Ticket
 
 
@@ -27,6 +27,7 @@ class Prepared:
 
     before: str
     after: str
+    job: Job
     ticket: Ticket
     task: asyncio.Future
 
@@ -44,8 +45,10 @@ def _spawn(coroutine) -> asyncio.Future:
 def warm(ls: BielikServer, uri: str, cursor: tuple[str, str] | None = None) -> None:
     """Prefill the whole prompt for `cursor` (before, after), or a document's end.
 
-    Resumes after each inline request it stepped aside for; ends when done, when the document
-    gets a request of its own (which then prefills from where this stopped), or another opens.
+    At a document's end its short prompt goes first: a writer often goes on where the text ends,
+    and the first request then pays for neither prompt. Resumes after each inline request it
+    stepped aside for; ends when done, when the document gets a request of its own (which then
+    prefills from where this stopped), or another opens.
     """
     cancel_warm(ls)
     doc = ls.documents.get(uri)
@@ -54,17 +57,22 @@ def warm(ls: BielikServer, uri: str, cursor: tuple[str, str] | None = None) -> N
     if not ls.config.server.serves(uri, doc.language_id):
         return
     before, after = cursor or (doc.source, "")
-    job = job_for(ls, uri, before, after, max_tokens=1, near=None)
+    jobs = [job_for(ls, uri, before, after, max_tokens=1, near=None)]
+    first = job_for(ls, uri, before, after, max_tokens=1)
+    if cursor is None and first.near is not None:  # just opened: the end's short prompt first
+        jobs.insert(0, first)
     ticket = _background(ls)
     ls.warming = (uri, ticket)
 
     async def run() -> None:
-        while not ticket.cancelled:
-            result = await ls.worker.call(partial(generate, ls, uri, job, ticket))
-            if result.stop != "cancelled":
-                ls.stats.count(uri, "warmups")
-                return
-            await ls.worker.calm()
+        for job in jobs:
+            while not ticket.cancelled:
+                result = await ls.worker.call(partial(generate, ls, uri, job, ticket))
+                if result.stop != "cancelled":
+                    break
+                await ls.worker.calm()
+        if not ticket.cancelled:
+            ls.stats.count(uri, "warmups")  # the whole prompt is in its cache
 
     _spawn(run())
 
@@ -98,7 +106,7 @@ def prepare(ls: BielikServer, uri: str, before: str, after: str) -> None:
             ls.stats.count(uri, "prepared")
         return items
 
-    ls.prepared[uri] = Prepared(before, after, ticket, _spawn(run()))
+    ls.prepared[uri] = Prepared(before, after, job, ticket, _spawn(run()))
 
 
 def cancel_prepared(ls: BielikServer, uri: str) -> None:
@@ -112,7 +120,9 @@ async def await_prepared(
 ) -> list[Item]:
     """The prepared suggestions if this request is at the text they were prepared for.
 
-    Waits for them within the time budget; any other request cancels the preparation.
+    Waits for them within the time budget, and from then on the run stops where a request's
+    own would (`Deadlines`): a prepared run writes up to a whole sentence, which takes half a
+    second on a busy core. Any other request cancels the preparation.
     """
     prepared = ls.prepared.get(uri)
     if prepared is None:
@@ -122,6 +132,9 @@ async def await_prepared(
             cancel_prepared(ls, uri)
         return []
     del ls.prepared[uri]
+    if not prepared.task.done():  # it now has a writer waiting: it stops as a request would
+        times = Deadlines.after(arrived, ls.config.server.suggestion_ms / 1000)
+        prepared.job.times.show_at, prepared.job.times.part_at = times.show_at, times.part_at
     remaining = ls.config.server.time_budget_ms / 1000 - (time.monotonic() - arrived)
     try:
         items = await asyncio.wait_for(asyncio.shield(prepared.task), max(0.0, remaining))

@@ -28,6 +28,7 @@ from .errors import engine_work
 from .language_server import BielikServer
 from .suggestions import (
     SAMPLED,
+    Deadlines,
     Job,
     context,
     from_result,
@@ -128,8 +129,8 @@ async def _compute(
     ls.require_engine()
     options = ls.config.server
     ticket = Ticket(options.time_budget_ms / 1000, arrived=arrived)
-    show_at = arrived + options.suggestion_ms / 1000
-    job = job_for(ls, uri, before, after, show_at=show_at)
+    times = Deadlines.after(arrived, options.suggestion_ms / 1000)
+    job = job_for(ls, uri, before, after, times=times)
     result = await _run(ls, uri, before + after, job, ticket)
     if result is None or ticket.cancelled:
         ls.stats.count(uri, "superseded")
@@ -160,7 +161,7 @@ async def _add_sampled(
     if ls.worker.state in ("loading", "unavailable"):
         return items
     ticket = Ticket(ls.config.server.time_budget_ms / 1000, arrived=arrived)
-    job = job_for(ls, uri, before, after, show_at=None)
+    job = job_for(ls, uri, before, after)
     more = await _sampled(ls, uri, before + after, job, ticket)
     if more is None:
         return None
@@ -173,7 +174,7 @@ async def _sampled(
     ls: BielikServer, uri: str, source: str, job: Job, ticket: Ticket
 ) -> list[Item] | None:
     """A sampled run of `job` (None when superseded)."""
-    sampled = replace(job, sampling=SAMPLED, show_at=None)
+    sampled = replace(job, sampling=SAMPLED, times=Deadlines())
     more = await _run(ls, uri, source, sampled, ticket)
     if more is None or ticket.cancelled:
         return None

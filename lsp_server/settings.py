@@ -28,7 +28,8 @@ class ServerOptions:
     suggestion_ms: int = setting(
         80,
         "a new suggestion shows about this long after you stop typing, once it holds a whole "
-        "word; the rest is prepared behind it",
+        "word (twice as long after: whatever it holds, even part of a word); the rest is "
+        "prepared behind it",
         minimum=0,
     )
     time_budget_ms: int = setting(

@@ -13,8 +13,7 @@ prefilled behind it (background.py).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, field
 
 from decoder.sampling import Sampling
 
@@ -39,6 +38,23 @@ SLOW_S = 0.15  # read the whole prompt unless that means this much more prefill 
 SAMPLED = Sampling(temperature=0.8, top_p=0.95)  # an alternative drawn on an explicit request
 
 
+@dataclass
+class Deadlines:
+    """When a run may stop short (time.monotonic() values).
+
+    None for a run prepared ahead until a request waits on it: background.await_prepared sets
+    them then, while it runs.
+    """
+
+    show_at: float | None = None  # from then on, a whole word is enough
+    part_at: float | None = None  # from then on, any text is (part of a word, as llama.vim shows)
+
+    @classmethod
+    def after(cls, arrived: float, wait_s: float) -> Deadlines:
+        """A request's: a whole word `wait_s` after it arrived, anything twice as late."""
+        return cls(arrived + wait_s, arrived + 2 * wait_s)
+
+
 @dataclass(frozen=True)
 class Job:
     """One engine run for a suggestion: what to continue, and how."""
@@ -48,7 +64,7 @@ class Job:
     drafter: str
     mode: str
     max_tokens: int
-    show_at: float | None = None  # from then on, a whole word is enough
+    times: Deadlines = field(default_factory=Deadlines)
     sampling: Sampling | None = None  # None: the settings'
     near: Prompt | None = None  # the short prompt, while `prompt` is not prefilled yet
 
@@ -113,7 +129,7 @@ def generate(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> Generated:
         drafter=job.drafter,
         override=job.mode,
         ticket=ticket,
-        enough=partial(enough, prompt=prompt, after=job.after, show_at=job.show_at),
+        enough=lambda text: enough(text, prompt, job.after, job.times.show_at, job.times.part_at),
         first_bytes=prompt.first_bytes,
         sampling=job.sampling,
     )
@@ -137,21 +153,30 @@ def choose(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> tuple[str, P
     return uri, job.prompt
 
 
-def enough(text: str, prompt: Prompt, after: str = "", show_at: float | None = None) -> bool:
+def enough(
+    text: str,
+    prompt: Prompt,
+    after: str = "",
+    show_at: float | None = None,
+    part_at: float | None = None,
+) -> bool:
     """Whether a run has written enough.
 
-    A whole sentence or line (or a glued word), text that meets what follows the cursor, or a
-    whole word once `show_at` has passed: the user sees a short suggestion soon rather than a
-    long one late; the prepared follow-up brings the rest.
+    A whole sentence or line (or a glued word), text that meets what follows the cursor, a
+    whole word once `show_at` has passed, anything once `part_at` has: the user
+    sees a short suggestion soon rather than a long one late; the prepared follow-up brings the
+    rest. A run writing a long word on a busy machine (24 tokens of an identifier take 0.5 s on
+    one thread) shows its first part rather than nothing.
     """
     aligned = align(text, prompt)
     if aligned is None or unit_end(aligned) is not None:
         return True
     if after and join_point(aligned, after, partial=False) is not None:
         return True
-    return (
-        show_at is not None and time.monotonic() >= show_at and bool(cut(aligned, finished=False))
-    )
+    now = time.monotonic()
+    if part_at is not None and now >= part_at and aligned.strip():
+        return True
+    return show_at is not None and now >= show_at and bool(cut(aligned, finished=False))
 
 
 def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | None:
@@ -179,7 +204,10 @@ def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | N
 
 
 def from_result(result: Generated, job: Job, kind: str) -> list[Item]:
-    found = item(align(result.text, job.prompt), job.after, kind, finished=result.stop == "eos")
+    """The items of a run: all of its text where it ended or ran past `part_at`."""
+    late = job.times.part_at is not None and time.monotonic() >= job.times.part_at
+    finished = result.stop == "eos" or late
+    found = item(align(result.text, job.prompt), job.after, kind, finished=finished)
     return [found] if found else []
 
 

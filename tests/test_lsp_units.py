@@ -329,9 +329,28 @@ def test_a_new_suggestion_shows_at_its_time_once_it_holds_a_whole_word():
     assert not enough(" po upływie", prompt, show_at=future)  # still time for more
     assert not enough(" po upływie", prompt)  # a prepared suggestion runs to a unit end
     assert enough(" po upływie 14 dni.\n", prompt, show_at=future)  # a whole line
+    # Twice as late, part of a word is enough: a long identifier shows its start.
+    assert enough(" po", prompt, show_at=past, part_at=past)
+    assert not enough(" po", prompt, show_at=past, part_at=future)
+    assert not enough(" ", prompt, show_at=past, part_at=past)  # nothing to show yet
     # Where the text meets what follows the cursor, the run has written all it should.
     assert enough(" po upływie 14 dni od", prompt, after=" 14 dni od ogłoszenia")
     assert not enough(" po upływie 14 dni", prompt, after=" 14 dni od ogłoszenia")
+
+
+def test_a_run_past_its_part_time_shows_all_it_wrote_and_a_prepared_one_gets_times_late():
+    from decoder.stats import RunStats
+    from lsp_server.suggestions import Deadlines, Job, from_result
+    from lsp_server.worker import Generated
+
+    prompt = build_prompt("config = self.", 8000)
+    run = Generated(" load_user_setti", RunStats(), "unit")
+    late = Job(prompt, "", "none", "auto", 24, times=Deadlines.after(time.monotonic() - 1, 0.08))
+    assert [i.text for i in from_result(run, late, "model")] == [" load_user_setti"]
+    prepared = Job(prompt, "", "none", "auto", 24)  # prepared ahead: no times, whole words only
+    assert from_result(run, prepared, "model") == []
+    prepared.times.show_at, prepared.times.part_at = late.times.show_at, late.times.part_at
+    assert [i.text for i in from_result(run, prepared, "model")] == [" load_user_setti"]
 
 
 def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_duplicates():

@@ -27,7 +27,7 @@ return {
   gpu_layers = vim.NIL, -- llama.cpp layers offloaded to the GPU (unset: all when the build has a GPU)
   prefix_cache_mb = 512, -- memory for per-document prompt caches kept across keystrokes (LRU)
   debounce_ms = 0, -- wait this long for more typing before generating
-  suggestion_ms = 80, -- a new suggestion shows about this long after you stop typing, once it holds a whole word; the rest is prepared behind it
+  suggestion_ms = 80, -- a new suggestion shows about this long after you stop typing, once it holds a whole word (twice as long after: whatever it holds, even part of a word); the rest is prepared behind it
   time_budget_ms = 2500, -- a suggestion arrives at most this long after its request
   prepare_next = true, -- while you read a suggestion, prepare the next one
   inline_max_tokens = 24, -- token budget of one inline suggestion
