@@ -58,9 +58,9 @@ def warm(ls: BielikServer, uri: str, cursor: tuple[str, str] | None = None) -> N
         return
     before, after = cursor or (doc.source, "")
     jobs = [job_for(ls, uri, before, after, max_tokens=1, near=None)]
-    first = job_for(ls, uri, before, after, max_tokens=1)
-    if cursor is None and first.near is not None:  # just opened: the end's short prompt first
-        jobs.insert(0, first)
+    if cursor is None:  # just opened: the end's short prompt first, where it is not the whole
+        first = job_for(ls, uri, before, after, max_tokens=1)
+        jobs[:0] = [first] if first.near is not None else []
     ticket = _background(ls)
     ls.warming = (uri, ticket)
 
