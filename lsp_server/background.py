@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from .completion import Item
 from .language_server import BielikServer
-from .suggestions import Deadlines, Job, from_result, generate, job_for
+from .suggestions import Job, from_result, generate, job_for
 from .worker import Ticket
 
 
@@ -57,10 +57,10 @@ def warm(ls: BielikServer, uri: str, cursor: tuple[str, str] | None = None) -> N
     if not ls.config.server.serves(uri, doc.language_id):
         return
     before, after = cursor or (doc.source, "")
-    jobs = [job_for(ls, uri, before, after, max_tokens=1, near=None)]
-    if cursor is None:  # just opened: the end's short prompt first, where it is not the whole
-        first = job_for(ls, uri, before, after, max_tokens=1)
-        jobs[:0] = [first] if first.near is not None else []
+    job = job_for(ls, uri, before, after, max_tokens=1)
+    jobs = [replace(job, near=None)]
+    if cursor is None and job.near is not None:  # just opened: the end's short prompt first
+        jobs.insert(0, job)
     ticket = _background(ls)
     ls.warming = (uri, ticket)
 
@@ -133,8 +133,7 @@ async def await_prepared(
         return []
     del ls.prepared[uri]
     if not prepared.task.done():  # it now has a writer waiting: it stops as a request would
-        times = Deadlines.after(arrived, ls.config.server.suggestion_ms / 1000)
-        prepared.job.times.show_at, prepared.job.times.part_at = times.show_at, times.part_at
+        prepared.job.times.start(arrived, ls.config.server.suggestion_ms / 1000)
     remaining = ls.config.server.time_budget_ms / 1000 - (time.monotonic() - arrived)
     try:
         items = await asyncio.wait_for(asyncio.shield(prepared.task), max(0.0, remaining))

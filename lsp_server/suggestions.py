@@ -52,7 +52,17 @@ class Deadlines:
     @classmethod
     def after(cls, arrived: float, wait_s: float) -> Deadlines:
         """A request's: a whole word `wait_s` after it arrived, anything twice as late."""
-        return cls(arrived + wait_s, arrived + 2 * wait_s)
+        return cls().start(arrived, wait_s)
+
+    def start(self, arrived: float, wait_s: float) -> Deadlines:
+        """Set in place as `after` would (a running prepared job reads them at its next token)."""
+        self.show_at, self.part_at = arrived + wait_s, arrived + 2 * wait_s
+        return self
+
+
+def due(at: float | None, now: float) -> bool:
+    """Whether a deadline is set and has passed."""
+    return at is not None and now >= at
 
 
 @dataclass(frozen=True)
@@ -163,10 +173,10 @@ def enough(
     """Whether a run has written enough.
 
     A whole sentence or line (or a glued word), text that meets what follows the cursor, a
-    whole word once `show_at` has passed, anything once `part_at` has: the user
-    sees a short suggestion soon rather than a long one late; the prepared follow-up brings the
-    rest. A run writing a long word on a busy machine (24 tokens of an identifier take 0.5 s on
-    one thread) shows its first part rather than nothing.
+    whole word once `show_at` has passed, anything once `part_at` has: the user sees a short
+    suggestion soon rather than a long one late; the prepared follow-up brings the rest. A run
+    writing a long word on a busy machine (24 tokens of an identifier take 0.5 s on one thread)
+    shows its first part rather than nothing.
     """
     aligned = align(text, prompt)
     if aligned is None or unit_end(aligned) is not None:
@@ -174,9 +184,9 @@ def enough(
     if after and join_point(aligned, after, partial=False) is not None:
         return True
     now = time.monotonic()
-    if part_at is not None and now >= part_at and aligned.strip():
+    if due(part_at, now) and aligned.strip():
         return True
-    return show_at is not None and now >= show_at and bool(cut(aligned, finished=False))
+    return due(show_at, now) and bool(cut(aligned, finished=False))
 
 
 def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | None:
@@ -205,8 +215,7 @@ def item(text: str | None, after: str, kind: str, *, finished: bool) -> Item | N
 
 def from_result(result: Generated, job: Job, kind: str) -> list[Item]:
     """The items of a run: all of its text where it ended or ran past `part_at`."""
-    late = job.times.part_at is not None and time.monotonic() >= job.times.part_at
-    finished = result.stop == "eos" or late
+    finished = result.stop == "eos" or due(job.times.part_at, time.monotonic())
     found = item(align(result.text, job.prompt), job.after, kind, finished=finished)
     return [found] if found else []
 
