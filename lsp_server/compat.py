@@ -10,8 +10,9 @@ exist; a test checks it.
 
 pygls reads stdin in a thread, a line or a body per call, and handles each message before it
 asks for the next line. `WatchedInput` is stdin as that thread reads it: once the thread waits
-in a read and the pipe holds nothing, every message the client has sent is handled, so an
-answer checked against the document after that is checked against the client's latest edit.
+for a next message, none is buffered and the pipe holds nothing, every message the client has
+sent is handled, so an answer checked against the document after that is checked against the
+client's latest edit.
 
 On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
 private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import select
+import threading
 import time
 from typing import BinaryIO
 
@@ -108,46 +111,92 @@ class Protocol(LanguageServerProtocol):
 
 
 class WatchedInput:
-    """The server's stdin, telling whether pygls's reader thread has read all that arrived."""
+    """The server's stdin, read by pygls's reader thread through a buffer of its own.
+
+    pygls reads a header line or a body per call and handles each message before it asks for the
+    next header line. Owning the buffer makes `idle` exact: a message already read from the pipe
+    but not yet handled is in the buffer, so it cannot pass for an empty pipe (with a
+    `BufferedReader`, it could, while the thread was paused between two calls).
+    """
+
+    CHUNK = 1 << 16
 
     def __init__(self, stream: BinaryIO):
-        self.stream = stream
-        self.calls = 0  # readline calls begun
-        self.waiting = False  # a readline call is under way
+        self.stream = stream  # kept open: its descriptor is read directly
+        self.fd = stream.fileno()
+        self.buffer = bytearray()
+        self.lock = threading.Lock()  # a read from the pipe and its entry in the buffer: one step
+        self.waiting = False  # the reader waits for bytes the buffer lacks
+        self.between = True  # the last call ended a message (a body, or nothing read yet)
+        self.selectable = _selectable(self.fd)
 
     def readline(self) -> bytes:
-        self.calls += 1
-        self.waiting = True
-        try:
-            return self.stream.readline()
-        finally:
-            self.waiting = False
+        while (end := self.buffer.find(b"\n")) < 0:
+            if not self._fill():
+                return self._take(len(self.buffer), between=False)
+        return self._take(end + 1, between=False)
 
     def read(self, n: int) -> bytes:
-        return self.stream.read(n)
+        while len(self.buffer) < n and self._fill():
+            pass
+        return self._take(n, between=True)
 
-    def idle(self) -> bool:
-        """Whether the reader waits for a line and the pipe holds nothing to read."""
-        if not self.waiting:
-            return False
+    def _take(self, n: int, between: bool) -> bytes:
+        with self.lock:
+            out = bytes(self.buffer[:n])
+            del self.buffer[:n]
+            self.between = between
+        return out
+
+    def _fill(self) -> bool:
+        """Wait for bytes and move what the pipe holds into the buffer; False at end of input."""
+        self.waiting = True
         try:
-            ready, _, _ = select.select([self.stream], [], [], 0)
-        except (OSError, ValueError):  # not a selectable pipe (Windows): trust the waiting read
-            return True
-        return not ready
+            if self.selectable:
+                select.select([self.fd], [], [])
+            with self.lock:  # Windows pipes do not select: the read blocks here, see `idle`
+                chunk = os.read(self.fd, self.CHUNK)
+                self.buffer += chunk
+                self.waiting = False
+        finally:
+            self.waiting = False
+        return bool(chunk)
 
-    async def caught_up(self, patience_s: float = 0.05) -> None:
-        """Return once every message the client has sent is handled (at most `patience_s`).
+    def idle(self) -> float | None:
+        """When every message sent was seen handled (monotonic seconds), or None if not now.
 
-        The same readline call found waiting on an empty pipe 1 ms apart: not one that was
-        about to return a line already buffered.
+        That is: the reader waits for a next message, none of one is buffered, and the pipe is
+        empty. Where the pipe does not select (Windows), a waiting read is trusted.
+        """
+        if not self.selectable:
+            return time.monotonic() if self.waiting and self.between and not self.buffer else None
+        with self.lock:
+            seen = time.monotonic()
+            if self.waiting and self.between and not self.buffer and not _readable(self.fd):
+                return seen
+        return None
+
+    async def caught_up(self, patience_s: float = 0.05) -> float | None:
+        """When every message the client had sent was seen handled (monotonic seconds).
+
+        None if not within `patience_s`: a message is on its way, or the reader got no CPU.
         """
         deadline = time.monotonic() + patience_s
-        while time.monotonic() < deadline:
-            calls = self.calls
+        while (seen := self.idle()) is None and time.monotonic() < deadline:
             await asyncio.sleep(0.001)
-            if self.idle() and self.calls == calls:
-                return
+        return seen
+
+
+def _selectable(fd: int) -> bool:
+    try:
+        _readable(fd)
+    except (OSError, ValueError):  # a Windows pipe
+        return False
+    return True
+
+
+def _readable(fd: int) -> bool:
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def track_command(ls: LanguageServer) -> object:

@@ -92,14 +92,17 @@ async def _complete(
 async def _moved_on(ls: BielikServer, uri: str, version: int) -> bool:
     """Whether the document changed since the request: the editor would show a stale answer.
 
-    Every message the client has already sent is handled first (an edit on its way counts).
+    Every message the client has already sent is handled first (an edit on its way counts). Over
+    stdin, input not seen caught up within its patience counts as moved on: the client has sent
+    something since the request, most likely the next keystroke.
     """
+    checked = time.monotonic()
     if ls.input is not None:
-        await ls.input.caught_up()
+        checked = await ls.input.caught_up()
     await asyncio.sleep(0)
     current = ls.documents.get(uri)
-    if current is not None and current.version == version:
-        log.debug("answer sent: %s version %d at %.6f", uri, version, time.monotonic())
+    if checked is not None and current is not None and current.version == version:
+        log.debug("answer sent: %s version %d checked at %.6f", uri, version, checked)
         return False
     ls.stats.count(uri, "stale_dropped")
     return True

@@ -381,35 +381,56 @@ def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_
 
 
 def test_watched_input_knows_when_every_message_sent_is_read():
-    """The reader thread waiting on an empty pipe: all the client sent is handled."""
+    """Idle: the reader waits for a next message, none is buffered, the pipe is empty."""
     import os
     import threading
 
     from lsp_server.compat import WatchedInput
 
+    message = b"Content-Length: 2\r\n\r\n{}"
     r, w = os.pipe()
     watched = WatchedInput(os.fdopen(r, "rb"))
-    lines: list[bytes] = []
+    got: list[bytes] = []
+    go = threading.Semaphore(0)
 
-    def reader() -> None:
-        while line := watched.readline():
-            lines.append(line)
+    def reader() -> None:  # as pygls reads: header lines, then the body; then the next message
+        while go.acquire() and (header := watched.readline()):
+            assert watched.readline() == b"\r\n"
+            got.append(header + b"\r\n" + watched.read(2))
+
+    def wait_for(n: int) -> None:
+        while len(got) < n:
+            time.sleep(0.001)
+        time.sleep(0.05)
 
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
+    go.release()
     time.sleep(0.05)
-    assert watched.idle()
-    os.write(w, b"Content-Length: 2\r\n")
-    while len(lines) < 1:
-        time.sleep(0.001)
+    assert watched.idle() is not None  # waiting on an empty pipe
+    os.write(w, message + message)  # two messages in one write
+    wait_for(1)
+    assert got == [message] and watched.buffer == message
+    watched.waiting = True  # as if the reader had begun its next call and lost the CPU there
+    assert watched.idle() is None  # the second message is read but not handled: not idle
+    go.release()
+    wait_for(2)
+    assert got == [message, message]
+    go.release()
     time.sleep(0.05)
-    assert watched.idle() and lines == [b"Content-Length: 2\r\n"]
+    assert watched.idle() is not None
+    os.write(w, message[:10])  # part of a message: the reader holds it, waiting for the rest
+    time.sleep(0.05)
+    assert watched.waiting and watched.idle() is None
+    os.write(w, message[10:])
+    wait_for(3)
     os.close(w)
+    go.release()
     thread.join(1)
-    assert not watched.idle()  # the reader ended: nothing waits for input
+    assert watched.idle() is None  # the reader ended: nothing waits for input
     r, w = os.pipe()
     pending = WatchedInput(os.fdopen(r, "rb"))
     pending.waiting = True  # as if its reader had not yet woken up for what arrived
-    os.write(w, b"Content-Length: 2\r\n")
-    assert not pending.idle()
+    os.write(w, message)
+    assert pending.idle() is None
     os.close(w)

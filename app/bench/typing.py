@@ -13,8 +13,9 @@ elsewhere); `--ring both` runs the whole benchmark with the ring on, then off.
 
 Measured: pause -> suggestion latency (p50/p95), the share of pauses that got a suggestion, the
 characters the typist then typed exactly as suggested, suggestions that repeat the text after the
-cursor, stale answers (a non-empty suggestion the server sent for a document version after the
-edit that left it was sent; one sent before, that crossed the edit in flight, is counted apart),
+cursor, stale answers (a non-empty suggestion the server sent for a document version when the
+edit that left it already lay in the server's input; one checked before, that crossed the edit in
+flight, is counted apart),
 and the server's resident memory (sampled). `--minutes N` is a storm
 instead: the typist never pauses, every excerpt becomes another open document, and typing goes
 on through the corpus for N minutes (keystrokes and cancels only) while the memory is recorded
@@ -216,7 +217,7 @@ class Pause:
     items: int = 0  # items in the answer (alternatives)
 
 
-ANSWER_SENT = re.compile(r"answer sent: (\S+) version (\d+) at ([\d.]+)")
+ANSWER_SENT = re.compile(r"answer sent: (\S+) version (\d+) checked at ([\d.]+)")
 
 
 @dataclass
@@ -224,10 +225,10 @@ class Counts:
     keystrokes: int = 0
     requests: int = 0
     cancelled: int = 0  # answered -32800 after our $/cancelRequest
-    stale: int = 0  # a non-empty suggestion sent after the edit that outdated it was sent
-    crossed: int = 0  # one for an outdated version, sent before that edit: they crossed
-    stale_after_ms: list[float] = field(default_factory=list)  # each: since the outdating key
-    outdated: list[tuple[str, int, float]] = field(default_factory=list)  # uri, version, key
+    stale: int = 0  # a suggestion checked when the edit or close that outdated it was sent
+    crossed: int = 0  # one checked before that edit or close was sent: they crossed
+    stale_after_ms: list[float] = field(default_factory=list)  # each: since the outdating message
+    outdated: list[tuple[str, int, float]] = field(default_factory=list)  # uri, version, left at
     while_typing: int = 0  # non-empty suggestions for the current version between pauses
     errors: int = 0  # other error answers
     documents: int = 0  # documents opened
@@ -269,7 +270,8 @@ class Editor:
         self.uri, self.text, self.version, self.cursor = "", "", 0, 0
         self.next_id = 0
         self.pending: tuple[int, asyncio.Future] | None = None
-        self.typed_at: dict[int, float] = {}  # version -> when the keystroke that made it
+        # (uri, version) -> when the edit or close that left it lay in the server's pipe (its clock)
+        self.left_at: dict[tuple[str, int], float] = {}
         c = self.client
 
         @c.feature(STATUS)
@@ -355,11 +357,12 @@ class Editor:
         )
 
     def close(self, uri: str | None = None) -> None:
+        uri = uri or self.uri
         self.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(
-                text_document=types.TextDocumentIdentifier(uri or self.uri)
-            )
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
+        if uri == self.uri:
+            self.left_at[(uri, self.version)] = time.monotonic()
 
     @property
     def after(self) -> str:
@@ -377,7 +380,6 @@ class Editor:
         self.text = self.text[: self.cursor] + char + self.text[self.cursor :]
         self.cursor += len(char)
         self.version += 1
-        self.typed_at[self.version] = time.monotonic()  # the server's clock too
         self.counts.keystrokes += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -391,13 +393,14 @@ class Editor:
                 ],
             )
         )
+        self.left_at[(self.uri, self.version - 1)] = time.monotonic()
         self.cancel()
         return self.request(), time.perf_counter()
 
     def request(self) -> asyncio.Future:
         """Ask for suggestions at the cursor; resolves to (items, seconds, current)."""
         self.next_id += 1
-        msg_id, version, sent = self.next_id, self.version, time.perf_counter()
+        msg_id, uri, version, sent = self.next_id, self.uri, self.version, time.perf_counter()
         params = types.InlineCompletionParams(
             text_document=types.TextDocumentIdentifier(uri=self.uri),
             position=self.position(),
@@ -418,12 +421,12 @@ class Editor:
                     self.counts.errors += 1
                     self.messages.append(f"inlineCompletion error: {e}")
                 items = []
-            if items and version != self.version:
-                key = self.typed_at.get(version + 1, time.monotonic())
-                self.counts.outdated.append((self.uri, version, key))
-                self.counts.stale_after_ms.append(round((time.monotonic() - key) * 1000, 1))
+            left = self.left_at.get((uri, version))
+            if items and left is not None:
+                self.counts.outdated.append((uri, version, left))
+                self.counts.stale_after_ms.append(round((time.monotonic() - left) * 1000, 1))
             if not answer.done():
-                answer.set_result((items, took, version == self.version))
+                answer.set_result((items, took, left is None))
 
         self.client.protocol.send_request(
             types.TEXT_DOCUMENT_INLINE_COMPLETION, params, msg_id=msg_id
@@ -667,10 +670,11 @@ def summaries(pauses: list[Pause], typed: dict[str, int]) -> dict:
 
 
 def split_outdated(counts: Counts, log: Path) -> None:
-    """Answers for an outdated version: sent before the outdating edit (crossed), or after it.
+    """Answers for an outdated version: checked before the outdating edit (crossed), or after.
 
-    The server logs when it checked each answer against the document and sent it, on the
-    machine's monotonic clock, the one the typist stamps keystrokes with.
+    The server logs when it last saw its input empty before it sent each answer, on the
+    machine's monotonic clock; the typist stamps each keystroke once it is in the server's pipe.
+    An answer checked after that was sent while the edit lay there unread: stale.
     """
     sent: dict[tuple[str, int], float] = {}
     for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
