@@ -9,6 +9,7 @@ drafter the same way on both, while speculative output stays plain greedy decodi
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import replace
 
@@ -23,11 +24,14 @@ from app.tuning import data, scdf
 from app.tuning.data import Example
 from app.tuning.rows import batch, make_rows
 from app.tuning.train import (
+    TrainState,
     TuneConfig,
     attach_lora,
     divergence,
     draw,
+    learning_rate,
     make_optimizer,
+    planned_end,
     scdf_step,
     train,
 )
@@ -158,6 +162,7 @@ def test_a_resumed_run_equals_an_uninterrupted_one(ggufs, tmp_path):
                 time.monotonic() + 600,
                 quiet=True,
                 max_steps=stop,
+                end=4,  # the learning rate's plan: stopping at 2 does not change it
             )
         return state, dict(tree_flatten(model.trainable_parameters()))
 
@@ -295,3 +300,19 @@ def test_continuations_are_cached_and_a_torn_line_is_ignored(ggufs, tmp_path):
         f.write('{"task": "prose", "sour')
     assert [e.source for e in data.load_examples(tmp_path)] == ["p0", "p1"]
     assert not list(data.generate(engine, todo, tmp_path, time.monotonic() - 1, 8, True))
+
+
+def test_the_learning_rate_falls_along_a_cosine_to_its_final_share():
+    rates = [learning_rate(CONFIG, step, 10) for step in range(12)]
+    assert rates[0] == CONFIG.learning_rate
+    assert rates[5] == pytest.approx(CONFIG.learning_rate * (1 + CONFIG.final_rate) / 2)
+    assert rates[10] == rates[11] == pytest.approx(CONFIG.learning_rate * CONFIG.final_rate)
+    assert all(a > b for a, b in zip(rates[:10], rates[1:11], strict=True))
+    assert learning_rate(CONFIG, 3, math.inf) == CONFIG.learning_rate  # no plan yet: full
+
+
+def test_the_planned_end_is_max_steps_or_what_the_time_left_allows():
+    state = TrainState(step=10, seconds=20.0)  # 2 s a step so far
+    assert planned_end(state, time.monotonic() + 600, max_steps=40) == 40
+    assert planned_end(state, time.monotonic() + 60, None) == pytest.approx(40, abs=0.1)
+    assert planned_end(TrainState(), time.monotonic() + 60, None) == math.inf

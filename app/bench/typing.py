@@ -739,8 +739,8 @@ def report(record: Run) -> str:
         "",
         f"{c['keystrokes']} keystrokes, {c['requests']} requests ({c['cancelled']} answered as "
         f"cancelled, {c['errors']} errors), {c['while_typing']} suggestions shown while typing, "
-        f"**{c['stale']} stale** (a suggestion the server sent for a document version after "
-        f"the edit that left it was sent){_crossed(c)}, "
+        f"**{c['stale']} stale** (a suggestion the server checked and sent for a document "
+        f"version when the edit or close that left it lay in its input){_crossed(c)}, "
         f"**{record.summary['mid']['repeats']} suggestions repeating "
         f"the text after the cursor**, {record.summary['all']['with_alternatives']} answers "
         "with alternatives. "
@@ -793,14 +793,15 @@ def _ring_compared(record: Run) -> list[str]:
 
 
 def _crossed(counts: dict) -> str:
-    """The answers for an outdated version that the server sent before the outdating edit."""
+    """The answers for an outdated version that the server checked before the outdating edit."""
     crossed = counts.get("crossed", 0)
     if not crossed:
         return ""
     after = counts.get("stale_after_ms") or [0.0]
     return (
-        f", {crossed} crossed an edit in flight (sent before the keystroke that outdated them, "
-        f"arriving {min(after):.0f}–{max(after):.0f} ms after it: the editor had cancelled them)"
+        f", {crossed} crossed an edit in flight (checked before the edit or close that outdated "
+        f"them, arriving {min(after):.0f}–{max(after):.0f} ms after it: the editor had "
+        "cancelled them)"
     )
 
 

@@ -11,6 +11,7 @@ uninterrupted one would have.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -48,7 +49,8 @@ class TuneConfig:
     scale: float = 2.0  # the LoRA update's multiplier (mlx-lm's lora_parameters.scale)
     layers: int = 16  # the top layers that get LoRA (backward stops below them)
     keys: tuple[str, ...] = LORA_KEYS
-    learning_rate: float = 1e-3
+    learning_rate: float = 1e-3  # at the first step; it falls along a cosine to `final_rate`
+    final_rate: float = 0.1  # the share of `learning_rate` left at the last step
     rows_per_task: int = 2  # mini-batch rows drawn per task per step
     row_tokens: int = 256  # longest row, in drafter tokens
     guard: float = 0.25  # the share of each step spread evenly over the tasks (scdf.guarded)
@@ -137,6 +139,29 @@ def scdf_step(model, optimizer, rows: dict[str, list[Row]], config: TuneConfig, 
     return record | {"U": scdf.unfairness(record["D"])}
 
 
+def learning_rate(config: TuneConfig, step: int, end: float) -> float:
+    """The rate at `step` of a training planned to end at step `end`: a cosine decay.
+
+    At a fixed rate the drafter's held-out divergence stayed higher (docs/benchmarks.md).
+    """
+    low = config.learning_rate * config.final_rate
+    done = min(step / end, 1.0) if end > 0 else 0.0
+    return low + (config.learning_rate - low) * 0.5 * (1 + math.cos(math.pi * done))
+
+
+def planned_end(state: TrainState, deadline: float, max_steps: int | None) -> float:
+    """The step the training will reach: `max_steps`, or what the time left allows.
+
+    The time left is counted in the mean step time so far; before the first step there is none,
+    and the rate stays full. A resumed run continues the curve from its step.
+    """
+    if max_steps is not None:
+        return max_steps
+    if not state.step:
+        return math.inf
+    return state.step + max(0.0, deadline - time.monotonic()) * state.step / state.seconds
+
+
 def make_optimizer(config: TuneConfig) -> optim.Optimizer:
     return optim.AdamW(learning_rate=config.learning_rate, weight_decay=0.0)
 
@@ -195,11 +220,14 @@ def train(
     quiet: bool = False,
     checkpoint_s: float = 60.0,
     max_steps: int | None = None,
+    end: int | None = None,
 ) -> TrainState:
     """s-CDF steps until `deadline` (time.monotonic()), saving every `checkpoint_s` and at the end.
 
     A step is not started unless the last one's duration still fits before the deadline; with
-    `max_steps`, none past that step either (counted over every run, as `step` is).
+    `max_steps`, none past that step either (counted over every run, as `step` is). The learning
+    rate's decay ends at step `end` (default: `max_steps`, else what the time left allows), so
+    runs stopped early and resumed with the same `end` make the steps one run would.
     """
     from tqdm import tqdm
 
@@ -218,6 +246,8 @@ def train(
     with bar:
         while time.monotonic() + took < deadline and state.step < (max_steps or 1 << 62):
             start = time.monotonic()
+            plan = planned_end(state, deadline, end or max_steps)
+            optimizer.learning_rate = learning_rate(config, state.step, plan)
             record = scdf_step(model, optimizer, rows, config, state.step)
             took = time.monotonic() - start
             state.step += 1
