@@ -313,6 +313,6 @@ def test_the_learning_rate_falls_along_a_cosine_to_its_final_share():
 
 def test_the_planned_end_is_max_steps_or_what_the_time_left_allows():
     state = TrainState(step=10, seconds=20.0)  # 2 s a step so far
-    assert planned_end(state, time.monotonic() + 600, max_steps=40) == 40
+    assert planned_end(state, time.monotonic() + 600, end=40) == 40
     assert planned_end(state, time.monotonic() + 60, None) == pytest.approx(40, abs=0.1)
     assert planned_end(TrainState(), time.monotonic() + 60, None) == math.inf

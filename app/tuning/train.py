@@ -149,14 +149,14 @@ def learning_rate(config: TuneConfig, step: int, end: float) -> float:
     return low + (config.learning_rate - low) * 0.5 * (1 + math.cos(math.pi * done))
 
 
-def planned_end(state: TrainState, deadline: float, max_steps: int | None) -> float:
-    """The step the training will reach: `max_steps`, or what the time left allows.
+def planned_end(state: TrainState, deadline: float, end: int | None) -> float:
+    """The step the training will reach: `end` where given, or what the time left allows.
 
     The time left is counted in the mean step time so far; before the first step there is none,
     and the rate stays full. A resumed run continues the curve from its step.
     """
-    if max_steps is not None:
-        return max_steps
+    if end is not None:
+        return end
     if not state.step:
         return math.inf
     return state.step + max(0.0, deadline - time.monotonic()) * state.step / state.seconds
