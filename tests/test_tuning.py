@@ -29,10 +29,12 @@ from app.tuning.train import (
     attach_lora,
     divergence,
     draw,
+    keep_frozen,
     learning_rate,
     make_optimizer,
     planned_end,
     scdf_step,
+    scored_losses,
     train,
 )
 from decoder.backends.embedded import embedded_gguf
@@ -147,16 +149,34 @@ def test_an_scdf_step_lowers_the_weighted_task_loss(ggufs):
     assert sum(after.values()) < sum(before.values())
 
 
-def test_a_resumed_run_equals_an_uninterrupted_one(ggufs, tmp_path):
+def test_kept_frozen_layers_give_the_losses_of_the_whole_model(ggufs):
+    model, tokenizer = mlx_drafter(ggufs["drafter"])
+    config = replace(CONFIG, layers=1)  # LoRA on the top layer: the bottom one is frozen
+    attach_lora(model, config)
+    rows = make_rows(tokenizer, examples(), 64)
+    kept = keep_frozen(model, rows, config, quiet=True)
+    for task, task_rows in rows.items():
+        assert all(r.below is not None for r in kept[task])
+        whole = scored_losses(model, task_rows)[0]
+        split = scored_losses(model, kept[task], start=1)[0]
+        np.testing.assert_allclose(np.array(split), np.array(whole), rtol=1e-4, atol=1e-5)
+    assert keep_frozen(model, rows, replace(config, keep_mb=0), quiet=True) is rows
+    assert keep_frozen(model, rows, CONFIG, quiet=True) is rows  # no frozen layer to keep
+
+
+@pytest.mark.parametrize("layers", [2, 1])  # 1: the bottom layer's output kept per row
+def test_a_resumed_run_equals_an_uninterrupted_one(ggufs, tmp_path, layers):
+    config = replace(CONFIG, layers=layers)
+
     def tuned(folder, stops):
         model, tokenizer = mlx_drafter(ggufs["drafter"])
-        attach_lora(model, CONFIG)
+        attach_lora(model, config)
         rows = make_rows(tokenizer, examples(), 64)
         for stop in stops:  # each a separate run: a fresh optimizer, state read from `folder`
             state = train(
                 model,
                 rows,
-                CONFIG,
+                config,
                 folder,
                 base(ggufs["drafter"]),
                 time.monotonic() + 600,
@@ -172,7 +192,7 @@ def test_a_resumed_run_equals_an_uninterrupted_one(ggufs, tmp_path):
     for name in w1:
         np.testing.assert_array_equal(np.array(w1[name]), np.array(w2[name]))
     saved = json.loads((tmp_path / "resumed" / "adapter_config.json").read_text())
-    assert saved["bielik_lsp"]["steps"] == 4 and saved["lora_parameters"]["rank"] == CONFIG.rank
+    assert saved["bielik_lsp"]["steps"] == 4 and saved["lora_parameters"]["rank"] == config.rank
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,8 @@ the continuation. The loss covers the continuation's tokens only: the target's c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from decoder.drafting.translator import Vocab, spell
 class Row:
     ids: list[int]
     scored: int  # the last `scored` ids are the continuation (the loss is on predicting them)
+    below: Any = field(default=None, compare=False, repr=False)  # train.keep_frozen
 
 
 def make_row(vocab: Vocab, example: Example, max_tokens: int) -> Row | None:

@@ -5,7 +5,8 @@ layers come from mlx-lm's tuner (`linear_to_lora_layers`), and the adapter is wr
 mlx-lm's own format (adapters.safetensors + adapter_config.json), which `load_adapters` reads.
 The optimizer's state, the step and the seconds spent go beside it, so a run picks up where the
 last one stopped; mini-batches are drawn from (seed, step), so a resumed run draws what an
-uninterrupted one would have.
+uninterrupted one would have. The frozen bottom layers' output is kept per row (`keep_frozen`),
+so a step runs only the layers that carry LoRA.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import mlx.core as mx
@@ -24,7 +25,14 @@ from mlx.utils import tree_flatten, tree_unflatten
 
 from app.tuning import scdf
 from app.tuning.rows import Row, batch
-from decoder.compat.mlx_lm import last_hidden, output_head
+from decoder.compat.mlx_lm import (
+    decoder_layers,
+    hidden_above,
+    hidden_below,
+    last_hidden,
+    output_head,
+    split_width,
+)
 
 ADAPTER_FILE = "adapters.safetensors"
 CONFIG_FILE = "adapter_config.json"
@@ -54,6 +62,7 @@ class TuneConfig:
     rows_per_task: int = 2  # mini-batch rows drawn per task per step
     row_tokens: int = 256  # longest row, in drafter tokens
     guard: float = 0.25  # the share of each step spread evenly over the tasks (scdf.guarded)
+    keep_mb: int = 1024  # at most this much memory for the frozen layers' output (keep_frozen)
     seed: int = 0
 
     def lora_parameters(self) -> dict:
@@ -79,8 +88,10 @@ def attach_lora(model, config: TuneConfig) -> None:
     linear_to_lora_layers(model, config.layers, config.lora_parameters())
 
 
-def scored_losses(model, rows: list[Row]) -> tuple[mx.array, np.ndarray]:
+def scored_losses(model, rows: list[Row], start: int = 0) -> tuple[mx.array, np.ndarray]:
     """The cross-entropy of each scored token of `rows` (N,), and the row of each (N,).
+
+    Rows that carry their frozen layers' output (`keep_frozen`) run from layer `start` only.
 
     The output head runs at the scored positions only where the model allows it (half the
     positions of a row are the prompt, and the head is a fifth of a small drafter's work).
@@ -92,10 +103,52 @@ def scored_losses(model, rows: list[Row]) -> tuple[mx.array, np.ndarray]:
         logits = model(mx.array(inputs))
         logits = logits.reshape(-1, logits.shape[-1])[mx.array(at)]
     else:
-        hidden = last_hidden(model, mx.array(inputs))
+        hidden = decode(model, rows, inputs, start)
         logits = head(hidden.reshape(-1, hidden.shape[-1])[mx.array(at)])
     picked = mx.array(targets.reshape(-1)[at])
     return nn.losses.cross_entropy(logits.astype(mx.float32), picked), at // mask.shape[1]
+
+
+def decode(model, rows: list[Row], inputs: np.ndarray, start: int) -> mx.array:
+    """`last_hidden` of the batch, from each row's kept frozen output where it has one."""
+    if rows[0].below is None:
+        return last_hidden(model, mx.array(inputs))
+    width = inputs.shape[1]
+    below = [mx.pad(r.below, [(0, width - r.below.shape[0]), (0, 0)]) for r in rows]
+    return hidden_above(model, mx.stack(below), start)
+
+
+def frozen_layers(model, config: TuneConfig) -> int:
+    """How many bottom layers have no LoRA (their output never changes during the tuning)."""
+    return max(0, len(decoder_layers(model)) - config.layers)
+
+
+def keep_frozen(model, rows: dict[str, list[Row]], config: TuneConfig, quiet: bool):
+    """`rows` with each one's frozen bottom layers' output kept, so a step runs the top only.
+
+    Each row is used in several steps and the bottom layers never change; on 2 cores they took
+    a third of each step (docs/benchmarks.md). Computed row by row, so a row's output does not
+    depend on the rows beside it (a resumed run gets what an uninterrupted one had). Rows as
+    given where the model cannot be split, or the outputs would pass `keep_mb`.
+    """
+    from tqdm import tqdm
+
+    start = frozen_layers(model, config)
+    count = sum(len(task_rows) for task_rows in rows.values())
+    tokens = sum(len(r.ids) - 1 for task_rows in rows.values() for r in task_rows)
+    width = split_width(model) if start else 0
+    if not width or tokens * width * 4 > config.keep_mb << 20:
+        return rows
+    out = {}
+    with tqdm(total=count, desc="frozen layers, once per row", disable=quiet) as bar:
+        for task, task_rows in rows.items():
+            out[task] = []
+            for row in task_rows:
+                below = hidden_below(model, mx.array([row.ids[:-1]]), start)[0]
+                mx.eval(below)
+                out[task].append(replace(row, below=below))
+                bar.update()
+    return out
 
 
 def divergence(model, rows: list[Row]) -> float:
@@ -125,7 +178,8 @@ def scdf_step(model, optimizer, rows: dict[str, list[Row]], config: TuneConfig, 
     record: dict = {"step": step}
 
     def loss(m):
-        ce, row = scored_losses(m, [r for task in tasks for r in batches[task]])
+        flat = [r for task in tasks for r in batches[task]]
+        ce, row = scored_losses(m, flat, start=frozen_layers(m, config))
         share = np.eye(len(tasks), dtype=np.float32)[np.asarray(rows_of)[row]].T  # (tasks, N)
         per_task = mx.array(share / share.sum(axis=1, keepdims=True)) @ ce  # L_T
         record["D"] = dict(zip(tasks, mx.stop_gradient(per_task).tolist(), strict=True))
@@ -233,6 +287,7 @@ def train(
 
     optimizer = make_optimizer(config)
     state = restore(model, optimizer, folder)
+    rows = keep_frozen(model, rows, config, quiet)
     budget = max(0.0, deadline - time.monotonic())
     bar = tqdm(
         total=round(budget),

@@ -14,6 +14,10 @@
 - `model.model` then `lm_head` or the tied `embed_tokens.as_linear`: the llama layout's output
   head, which `output_head` hands to the drafter's tuning (logits at the scored positions only),
   checked against the model's own output first.
+- `model.model.embed_tokens`, `.layers`, `.norm` and `mlx_lm.models.base.create_attention_mask`:
+  the llama layout's decoder split at a layer (`hidden_below`, `hidden_above`), so the tuning
+  keeps the frozen bottom layers' output per row; `split_width` checks the split against the
+  model's own `last_hidden` first.
 """
 
 from __future__ import annotations
@@ -176,3 +180,52 @@ def output_head(model):
             head = None
     object.__setattr__(model, "_bielik_head", head)
     return head
+
+
+def hidden_below(model, inputs, start: int):
+    """The llama layout's hidden state entering layer `start`: embeddings, layers[:start]."""
+    from mlx_lm.models.base import create_attention_mask
+
+    inner = model.model
+    hidden = inner.embed_tokens(inputs)
+    mask = create_attention_mask(hidden, None)
+    for layer in inner.layers[:start]:
+        hidden = layer(hidden, mask, cache=None)
+    return hidden
+
+
+def hidden_above(model, hidden, start: int):
+    """`last_hidden` from the state entering layer `start`: the layers from there, the norm."""
+    from mlx_lm.models.base import create_attention_mask
+
+    inner = model.model
+    mask = create_attention_mask(hidden, None)
+    for layer in inner.layers[start:]:
+        hidden = layer(hidden, mask, cache=None)
+    return inner.norm(hidden)
+
+
+def split_width(model) -> int:
+    """The hidden state's width where `hidden_above(hidden_below(x, n), n)` is `last_hidden`.
+
+    Checked once per model on a few tokens; a layout that does more between layers (sliding
+    windows, per-layer inputs) gets 0, and its callers run the whole decoder.
+    """
+    known = model.__dict__.get("_bielik_split")
+    if known is not None:
+        return known
+    import mlx.core as mx
+
+    width = 0
+    inner = getattr(model, "model", None)
+    if inner is not None and getattr(inner, "swa_idx", None) is None:
+        probe = mx.array([[1, 2, 3, 4]])
+        start = len(getattr(inner, "layers", [])) // 2
+        try:
+            split = hidden_above(model, hidden_below(model, probe, start), start)
+            same = mx.allclose(split, last_hidden(model, probe), rtol=1e-5, atol=1e-5).item()
+            width = split.shape[-1] if same else 0
+        except (TypeError, ValueError, AttributeError):
+            width = 0
+    object.__setattr__(model, "_bielik_split", width)
+    return width
