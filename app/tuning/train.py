@@ -129,14 +129,15 @@ def keep_frozen(model, rows: dict[str, list[Row]], config: TuneConfig, quiet: bo
     Each row is used in several steps and the bottom layers never change; on 2 cores they took
     a third of each step (docs/benchmarks.md). Computed row by row, so a row's output does not
     depend on the rows beside it (a resumed run gets what an uninterrupted one had). Rows as
-    given where the model cannot be split, or the outputs would pass `keep_mb`.
+    given where the model cannot be split, where `scored_losses` runs the whole model anyway (no
+    output head of its own), or where the outputs would pass `keep_mb`.
     """
     from tqdm import tqdm
 
     start = frozen_layers(model, config)
     count = sum(len(task_rows) for task_rows in rows.values())
     tokens = sum(len(r.ids) - 1 for task_rows in rows.values() for r in task_rows)
-    width = split_width(model) if start else 0
+    width = split_width(model) if start and output_head(model) is not None else 0
     if not width or tokens * width * 4 > config.keep_mb << 20:
         return rows
     out = {}

@@ -184,25 +184,24 @@ def output_head(model):
 
 def hidden_below(model, inputs, start: int):
     """The llama layout's hidden state entering layer `start`: embeddings, layers[:start]."""
-    from mlx_lm.models.base import create_attention_mask
-
     inner = model.model
-    hidden = inner.embed_tokens(inputs)
-    mask = create_attention_mask(hidden, None)
-    for layer in inner.layers[:start]:
-        hidden = layer(hidden, mask, cache=None)
-    return hidden
+    return _through(inner.layers[:start], inner.embed_tokens(inputs))
 
 
 def hidden_above(model, hidden, start: int):
     """`last_hidden` from the state entering layer `start`: the layers from there, the norm."""
+    inner = model.model
+    return inner.norm(_through(inner.layers[start:], hidden))
+
+
+def _through(layers, hidden):
+    """`hidden` through `layers`, causally masked, with no cache (whole rows at once)."""
     from mlx_lm.models.base import create_attention_mask
 
-    inner = model.model
     mask = create_attention_mask(hidden, None)
-    for layer in inner.layers[start:]:
+    for layer in layers:
         hidden = layer(hidden, mask, cache=None)
-    return inner.norm(hidden)
+    return hidden
 
 
 def split_width(model) -> int:
