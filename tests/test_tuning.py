@@ -20,6 +20,8 @@ import pytest
 from mlx.utils import tree_flatten
 
 from app.bench.corpus import load_corpus
+from app.bench.drafter import excerpts
+from app.errors import UserError
 from app.tuning import data, scdf
 from app.tuning.data import Example
 from app.tuning.rows import batch, make_rows
@@ -286,6 +288,26 @@ def test_training_prompts_never_come_from_the_held_out_corpus():
     assert [p.task for p in prompts[:6]].count("prose") >= 2  # tasks interleaved from the start
     bench = {e.text for e in load_corpus()}
     assert not any(p.text in bench for p in prompts)
+
+
+def test_bench_drafter_measures_on_excerpts_from_a_file(tmp_path):
+    path = tmp_path / "excerpts.jsonl"
+    items = [{"id": f"p{i}", "label": "prose", "text": f"Zdanie {i}."} for i in range(3)]
+    items += [
+        {"id": "s0", "label": "structured", "text": "- punkt"},
+        {"id": "m0", "label": "mixed", "text": "Akapit.\n- punkt"},
+    ]
+    path.write_text("\n".join(json.dumps(i, ensure_ascii=False) for i in items) + "\n\n")
+    assert excerpts(2, None, str(path)) == [
+        ("structured", "s0", "- punkt"),
+        ("prose", "p0", "Zdanie 0."),
+        ("prose", "p1", "Zdanie 1."),
+    ]
+    path.write_text('{"id": "a", "label": "prose"}\n')
+    with pytest.raises(UserError, match="line 1"):
+        excerpts(2, None, str(path))
+    with pytest.raises(UserError, match="cannot read"):
+        excerpts(2, None, str(tmp_path / "missing.jsonl"))
 
 
 def test_a_writer_folder_is_split_by_file(tmp_path):

@@ -13,6 +13,10 @@ decoding, the model drafter as published ("before") and the same drafter with th
 - seed 004's unfairness U: the spread (max - min) of D_T across tasks;
 - whether every output equals plain greedy's.
 
+With `--excerpts FILE` the excerpts come from that file instead (JSON lines: id, label, text):
+scripts/debian_excerpts.py writes one from sources that tuning never sees, where the bench
+corpus shares its repositories with the tuning prompts.
+
 Writes OUT/drafter.md, OUT/drafter.json and OUT/drafter.png.
 """
 
@@ -30,6 +34,7 @@ from tqdm import tqdm
 from app.bench.corpus import load_corpus, select
 from app.bench.machine import describe as machine_line
 from app.bench.machine import load_average
+from app.errors import UserError
 from app.tuning import data, scdf
 from decoder.backends.models import load_model
 from decoder.config import Settings
@@ -39,6 +44,7 @@ from decoder.generation import collect
 from decoder.pipeline import Pipeline
 
 TASKS = ("structured", "prose")
+KEYS = ("id", "label", "text")  # of each line of --excerpts
 CONDITIONS = ("plain", "before", "after")
 
 
@@ -59,18 +65,57 @@ def add_parser(suites) -> None:
         metavar="FILE_OR_DIR",
         help="the writer's folder given to tune-drafter: its held-out files become a task",
     )
+    p.add_argument(
+        "--excerpts",
+        metavar="FILE",
+        help="measure on these excerpts instead of the bench corpus: JSON lines with id, label "
+        "(structured or prose) and text, e.g. from scripts/debian_excerpts.py",
+    )
     p.add_argument("--note", default="", help="a remark under the machine line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=".", help="folder for drafter.md/.json/.png (default: here)")
 
 
-def excerpts(per_class: int, writer: list[str] | None) -> list[tuple[str, str, str]]:
-    """(task, id, text): held-out corpus excerpts per type, then the writer's held-out files."""
-    chosen = [(e.label, e.id, e.text) for e in select(load_corpus(), per_class) if e.label in TASKS]
+def excerpts(
+    per_class: int, writer: list[str] | None, path: str | None = None
+) -> list[tuple[str, str, str]]:
+    """(task, id, text): held-out excerpts per type, then the writer's held-out files.
+
+    The excerpts are the bench corpus's, or the first of each type in the file at `path`.
+    """
+    if path:
+        items = read_excerpts(path)
+        by_task = [[e for e in items if e["label"] == task][:per_class] for task in TASKS]
+        chosen = [(e["label"], e["id"], e["text"]) for group in by_task for e in group]
+    else:
+        corpus = select(load_corpus(), per_class)
+        chosen = [(e.label, e.id, e.text) for e in corpus if e.label in TASKS]
     if writer:
         _, held = data.split_files(data.writer_files(writer))
         chosen += data.file_texts(held)[:per_class]
     return chosen
+
+
+def read_excerpts(path: str) -> list[dict]:
+    """The JSON lines of `path`; a line that is no object with id, label and text is an error."""
+    try:
+        lines = Path(path).expanduser().read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UserError(f"--excerpts {path}: cannot read it ({error})") from error
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            item = None
+        if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in KEYS)):
+            raise UserError(
+                f"--excerpts {path}, line {number}: no JSON object with id, label, text"
+            )
+        out.append(item)
+    return out
 
 
 def divergence(runner, vocab: Vocab, text: str, continuation: str) -> tuple[float, int]:
@@ -195,7 +240,7 @@ def plot(summary: dict, path: Path) -> None:
 
 
 def run(settings: Settings, args: argparse.Namespace) -> str:
-    chosen = excerpts(args.per_class, args.data)
+    chosen = excerpts(args.per_class, args.data, args.excerpts)
     target = load_model(settings.target, settings, settings.target_backend, progress=not args.quiet)
     engine = settings.drafter_model_backend
     pipes = {}

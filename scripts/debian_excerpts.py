@@ -1,0 +1,87 @@
+"""Excerpts from sources tune-drafter never sees: `bench drafter --excerpts FILE` measures on them.
+
+The bench corpus and the tuning prompts come from the same repositories, so `bench drafter` on
+the bench corpus measures a drafter tuned to those sources. Debian's fortunes-pl (prose: jokes,
+stories, quotations) and manpages-pl (structured: manual pages, as `man` lays them out) are kept
+out of tuning, so excerpts from them show what the tuning gives on text of other sources.
+
+    python scripts/debian_excerpts.py --out /tmp/debian.jsonl      # needs apt-get, dpkg-deb, man
+    bielik-lsp bench drafter --adapter DIR --excerpts /tmp/debian.jsonl --per-class 8 --out OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import tempfile
+from pathlib import Path
+
+PACKAGES = ("fortunes-pl", "manpages-pl")
+POLISH = "ąćęłńóśźż"
+
+
+def unpack(folder: Path) -> Path:
+    """The packages downloaded (apt-get download) and unpacked into `folder`; its usr/share."""
+    subprocess.run(["apt-get", "download", *PACKAGES], cwd=folder, check=True)
+    for deb in folder.glob("*.deb"):
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(folder)], check=True)
+    return folder / "usr/share"
+
+
+def fortunes(share: Path, rng: random.Random, count: int) -> list[dict]:
+    """Prose: fortunes of 400 characters or more, in a seeded shuffle, at most 1500 each."""
+    entries = []
+    for path in sorted((share / "games/fortunes/pl").iterdir()):
+        if path.suffix:  # .dat indexes and empty .u8 links
+            continue
+        text = path.read_text("utf-8", errors="replace")
+        entries += [(path.name, e.strip("\n")) for e in text.split("\n%\n") if len(e.strip()) > 400]
+    rng.shuffle(entries)
+    return [
+        {"id": f"fortune-{name}-{i}", "label": "prose", "text": text[:1500]}
+        for i, (name, text) in enumerate(entries[:count])
+    ]
+
+
+def manual_pages(share: Path, rng: random.Random, count: int) -> list[dict]:
+    """Structured: 1200 characters from a quarter into each Polish page of section 1."""
+    pages = sorted((share / "man/pl/man1").iterdir())
+    rng.shuffle(pages)
+    out: list[dict] = []
+    for page in pages:
+        shown = subprocess.run(
+            f"MANWIDTH=80 man -l '{page}' 2>/dev/null | col -bx",
+            shell=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        start = shown.find("\n", len(shown) // 4) + 1
+        text = shown[start : start + 1200]
+        polish = sum(text.count(c) for c in POLISH)
+        if len(shown) < 2500 or polish < 15 or any(o["text"][:200] == text[:200] for o in out):
+            continue  # short, untranslated, or the same page under another name
+        out.append({"id": f"man-{page.name}", "label": "structured", "text": text})
+        if len(out) == count:
+            break
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="the JSON lines file to write")
+    parser.add_argument("--per-class", type=int, default=12, help="excerpts per type")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory() as folder:
+        share = unpack(Path(folder))
+        items = fortunes(share, rng, args.per_class) + manual_pages(share, rng, args.per_class)
+    lines = [json.dumps(item, ensure_ascii=False) for item in items]
+    Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(items)} excerpts in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
