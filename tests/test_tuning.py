@@ -303,6 +303,9 @@ def test_bench_drafter_measures_on_excerpts_from_a_file(tmp_path):
         ("prose", "p0", "Zdanie 0."),
         ("prose", "p1", "Zdanie 1."),
     ]
+    path.write_text('{"id": "a", "label": "mixed", "text": "Akapit."}\n')
+    with pytest.raises(UserError, match="no excerpt labelled"):
+        excerpts(2, None, str(path))
     path.write_text('{"id": "a", "label": "prose"}\n')
     with pytest.raises(UserError, match="line 1"):
         excerpts(2, None, str(path))

@@ -87,6 +87,8 @@ def excerpts(
         items = read_excerpts(path)
         by_task = [[e for e in items if e["label"] == task][:per_class] for task in TASKS]
         chosen = [(e["label"], e["id"], e["text"]) for group in by_task for e in group]
+        if not chosen:
+            raise UserError(f"--excerpts {path}: no excerpt labelled {' or '.join(TASKS)}")
     else:
         corpus = select(load_corpus(), per_class)
         chosen = [(e.label, e.id, e.text) for e in corpus if e.label in TASKS]
