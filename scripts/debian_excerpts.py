@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import tempfile
@@ -55,12 +56,9 @@ def fortunes(share: Path, rng: random.Random, count: int) -> list[dict]:
 
 def show(page: Path) -> str:
     """The page as `man` lays it out at 80 columns, in plain text ("" where it cannot)."""
-    return subprocess.run(
-        f"MANWIDTH=80 man -l '{page}' 2>/dev/null | col -bx",
-        shell=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    env = {**os.environ, "MANWIDTH": "80"}
+    shown = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True, env=env)
+    return subprocess.run(["col", "-bx"], input=shown.stdout, capture_output=True, text=True).stdout
 
 
 def manual_pages(share: Path, rng: random.Random, count: int) -> list[dict]:
