@@ -1,0 +1,298 @@
+"""Spelling diagnostics: when they are computed, where the model reads, how the client hears.
+
+After an edit (debounced by `spellingDelayMs`), the dictionary pass re-checks only the
+paragraphs whose text changed (the others come from their cache), on the event loop, one
+paragraph at a time, stepping aside whenever a completion request waits for the engine. The
+diagnostics go out at once. Then the model reads the sentences it has something to say about
+(polish/spelling.needs_model), one questioned word per call on the engine thread, queued behind
+any completion request and yielding to one between candidates (a background ticket); each
+verdict is cached per paragraph text, and the diagnostics go out again.
+
+Clients that pull diagnostics (LSP 3.17 `textDocument/diagnostic`: VS Code, Neovim 0.10+) get
+the dictionary pass for their version on request, and a `workspace/diagnostic/refresh` once
+the model has answered; others get `textDocument/publishDiagnostics`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from decoder.scoring import Cancelled
+from polish.dictionary import inflect
+from polish.spelling import Finding, drop_terms, needs_model, rank_one
+
+from .commands import parse
+from .language_server import BielikServer
+from .spelling import (
+    ADD_WORD,
+    IGNORE_WORD,
+    SOURCE,
+    DocState,
+    Positions,
+    code_actions,
+    diagnostic,
+    uri_path,
+)
+from .worker import Ticket
+
+log = logging.getLogger(__name__)
+PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
+__all__ = ["ADD_WORD", "IGNORE_WORD", "actions", "add_word", "ignore_word", "pull", "schedule"]
+
+
+# -- when ------------------------------------------------------------------------------------
+def schedule(ls: BielikServer, uri: str, debounce: bool = True) -> None:
+    """(Re)start a document's check: the one running for an older version stops."""
+    state = ls.spelling.doc(uri)
+    if state.task is not None:
+        state.task.cancel()
+    delay = ls.config.server.spelling_delay_ms / 1000 if debounce else 0.0
+    state.task = asyncio.ensure_future(_run(ls, uri, delay))
+    state.task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+def schedule_all(ls: BielikServer) -> None:
+    """Check every open document again (dictionaries or settings changed)."""
+    for uri in list(ls.spelling.docs):
+        ls.spelling.doc(uri).version = None
+        schedule(ls, uri, debounce=False)
+
+
+def closed(ls: BielikServer, uri: str) -> None:
+    ls.spelling.close(uri)
+    if not _pulls(ls):
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+
+async def _run(ls: BielikServer, uri: str, delay: float) -> None:
+    await asyncio.sleep(delay)
+    pending = await dictionary_pass(ls, uri)
+    if pending is None:
+        return
+    _tell(ls, uri)
+    if pending and ls.config.server.spelling_model:
+        await _model_pass(ls, uri, pending)
+
+
+# -- the dictionary pass -----------------------------------------------------------------------
+def _folders(ls: BielikServer) -> list[Path]:
+    try:
+        folders = ls.workspace.folders.values()
+    except RuntimeError:  # not initialized
+        return []
+    return [p for f in folders if (p := uri_path(f.uri)) is not None]
+
+
+def _wanted(ls: BielikServer, uri: str) -> bool:
+    doc = ls.documents.get(uri)
+    return doc is not None and ls.config.server.spells(doc.language_id)
+
+
+async def _pause(ls: BielikServer) -> None:
+    """Between paragraphs: let other messages in; wait while a completion request is pending.
+
+    From its arrival to its answer, the check of its staleness included.
+    """
+    await asyncio.sleep(0)
+    while ls.spelling.waiting or ls.worker.urgent:
+        await asyncio.sleep(PAUSE_S)
+
+
+async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple[str, int, Finding]] | None:
+    """Diagnostics for the document's current version; the findings the model should read.
+
+    Those come as (paragraph text, offset of the paragraph, finding); None if the document
+    went away or changed meanwhile.
+    """
+    doc = ls.documents.get(uri)
+    if doc is None:
+        return None
+    state = ls.spelling.doc(uri)
+    if not _wanted(ls, uri):
+        _store(ls, state, doc.version, [], doc.source)
+        return []
+    words = ls.spelling.accepted()
+    words.use_setting(ls.config.server.spelling_words)
+    allowed = words.allowed(uri, _folders(ls))
+    version, text = doc.version, doc.source
+    shown: list[Finding] = []
+    pending: list[tuple[str, int, Finding]] = []
+    model = ls.config.server.spelling_model
+    for start, end, found, fresh in state.paragraphs.walk(text, allowed, words.version):
+        paragraph = text[start:end]
+        for finding in found:
+            key = (paragraph, finding.start - start, words.version)
+            if model and needs_model(finding):
+                if key in ls.spelling.ranked:
+                    verdict = ls.spelling.ranked[key]
+                    shown += [_at(verdict, finding.start)] if verdict is not None else []
+                    continue
+                pending.append((paragraph, start, finding))
+            if finding.reason != "context":
+                shown.append(finding)
+        if fresh:
+            await _pause(ls)
+            if ls.documents.get(uri) is not doc or doc.version != version:
+                return None  # edited meanwhile: the newer check takes over
+    _store(ls, state, version, drop_terms(shown), text)
+    return pending
+
+
+def _at(finding: Finding, start: int) -> Finding:
+    """A paragraph's finding (offsets in the paragraph) at `start` in the document."""
+    return replace(finding, start=start, end=start + len(finding.word))
+
+
+def _store(ls: BielikServer, state: DocState, version: int, found: list[Finding], text: str):
+    positions = Positions(text, ls.encoding)
+    state.version, state.findings = version, sorted(found, key=lambda f: f.start)
+    state.diagnostics = [diagnostic(f, positions) for f in state.findings]
+    state.result_id = f"{version}:{ls.spelling.accepted().version}:{len(state.diagnostics)}"
+    state.result_id += f":{hash(tuple(d.message for d in state.diagnostics)) & 0xFFFFFFFF:x}"
+
+
+# -- the model pass ----------------------------------------------------------------------------
+async def _model_pass(ls: BielikServer, uri: str, pending: list) -> None:
+    """The model's verdict on each pending finding, on the engine thread, behind completions."""
+    while ls.worker.state == "loading":
+        await asyncio.sleep(0.5)
+    if ls.worker.state != "ready" or ls.worker.pipe is None:
+        return
+    version = ls.spelling.accepted().version
+    changed = False
+    for paragraph, start, finding in pending:
+        key = (paragraph, finding.start - start, version)
+        if key in ls.spelling.ranked:
+            continue
+        local = replace(finding, start=finding.start - start, end=finding.end - start)
+        ticket = Ticket(yields_to=lambda: ls.worker.urgent > 0, background=True)
+        while True:
+            try:
+                verdict = await ls.worker.call(partial(_rank, ls, paragraph, local, ticket))
+                break
+            except Cancelled:  # a completion request needed the engine: after it, again
+                await ls.worker.calm()
+            except Exception as e:  # an engine that cannot score: the dictionary's ranking stays
+                log.warning("spelling: the model could not rank %r: %s", finding.word, e)
+                verdict = local
+                break
+        ls.spelling.ranked[key] = verdict
+        changed = changed or verdict != local
+    if changed:
+        pending_again = await dictionary_pass(ls, uri)
+        if pending_again is not None:
+            _tell(ls, uri, refresh=True)
+
+
+def _rank(ls: BielikServer, paragraph: str, finding: Finding, ticket: Ticket) -> Finding | None:
+    """On the engine thread: rank_one with the engine's log-probabilities."""
+    pipe = ls.worker.pipe
+    if ticket.should_stop():
+        raise Cancelled()
+    return rank_one(
+        paragraph, finding, lambda prefix, options: pipe.score(prefix, options, ticket.should_stop)
+    )
+
+
+# -- how the client hears ----------------------------------------------------------------------
+def _pulls(ls: BielikServer) -> bool:
+    text = ls.client_capabilities.text_document
+    return bool(text and text.diagnostic)
+
+
+def _tell(ls: BielikServer, uri: str, refresh: bool = False) -> None:
+    """Push the diagnostics, or ask a pulling client to pull again (after the model answered)."""
+    state = ls.spelling.doc(uri)
+    if not _pulls(ls):
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, version=state.version, diagnostics=state.diagnostics
+            )
+        )
+        return
+    workspace = ls.client_capabilities.workspace
+    can_refresh = workspace and workspace.diagnostics and workspace.diagnostics.refresh_support
+    if refresh and can_refresh:
+        ls.workspace_diagnostic_refresh(None)
+
+
+async def pull(
+    ls: BielikServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    """`textDocument/diagnostic`: the diagnostics of the current version.
+
+    Checked now if need be, without the debounce: the client asked.
+    """
+    uri = params.text_document.uri
+    doc = ls.documents.get(uri)
+    if doc is None:
+        raise JsonRpcInvalidParams(f"unknown document {uri}: the client has not opened it")
+    state = ls.spelling.doc(uri)
+    if state.version != doc.version:
+        if await dictionary_pass(ls, uri) is None:
+            state = ls.spelling.doc(uri)
+    if params.previous_result_id and params.previous_result_id == state.result_id:
+        return types.UnchangedDocumentDiagnosticReport(result_id=state.result_id)
+    return types.FullDocumentDiagnosticReport(items=state.diagnostics, result_id=state.result_id)
+
+
+def actions(ls: BielikServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """`textDocument/codeAction`: quick fixes for the spelling diagnostics in the range."""
+    uri = params.text_document.uri
+    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    if not ours:  # a client that sends no diagnostics back: ours in the range
+        state = ls.spelling.docs.get(uri)
+        start, end = params.range.start, params.range.end
+        ours = [
+            d
+            for d in (state.diagnostics if state else [])
+            if (d.range.start.line, d.range.start.character) <= (end.line, end.character)
+            and (start.line, start.character) <= (d.range.end.line, d.range.end.character)
+        ]
+    folder = ls.spelling.accepted().folder_of(uri, _folders(ls))
+    return code_actions(uri, ours, workspace=folder is not None)
+
+
+# -- commands ----------------------------------------------------------------------------------
+@attrs.define
+class AddWordArgs:
+    word: str
+    scope: str = attrs.field(default="user", validator=attrs.validators.in_(("user", "workspace")))
+    uri: str | None = None
+
+
+@attrs.define
+class IgnoreWordArgs:
+    uri: str
+    word: str
+
+
+def add_word(ls: BielikServer, args: tuple) -> dict:
+    """Accept a word with all its forms, for the user or the workspace; re-check documents."""
+    values = parse(AddWordArgs, args)
+    words = ls.spelling.accepted()
+    try:
+        path = words.add(values.word, values.scope, values.uri, _folders(ls))
+    except ValueError as e:
+        raise JsonRpcInvalidParams(str(e)) from None
+    schedule_all(ls)
+    forms = len(inflect(values.word))
+    return {"word": values.word, "scope": values.scope, "path": str(path), "forms": forms}
+
+
+def ignore_word(ls: BielikServer, args: tuple) -> dict:
+    """Ignore a word in one document (kept in its workspace folder's .bielik/ignored.txt)."""
+    values = parse(IgnoreWordArgs, args)
+    path = ls.spelling.accepted().ignore(values.uri, values.word, _folders(ls))
+    schedule(ls, values.uri, debounce=False)
+    return {"uri": values.uri, "word": values.word, "path": str(path) if path else None}

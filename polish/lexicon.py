@@ -1,0 +1,129 @@
+"""How common a word is, and which known forms sound like it: the spelling checker's tables.
+
+Two tables in polish/data (scripts/build_spelling_data.py writes them from wordfreq's large
+lists, CC BY-SA 4.0): every Polish form Morfeusz 2 knows with its Zipf frequency (log10 of
+occurrences per billion words), and English words from Zipf 2.5. From the first, an index of
+the forms by `key` (what a word keeps when diacritics, rz/ż, ch/h and ó/u/o are forgotten),
+which is where polish/typos.py finds candidates, and how many forms hold each letter trigram
+(whether an unknown word looks Polish at all). Built once, then kept in the user's cache as
+a marshal file (a third of the time to read); loaded lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import marshal
+import os
+import threading
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+SOURCES = ("words-pl.tsv.gz", "words-en.tsv.gz")
+FORMAT = 2  # bump when `key` or the cached layout changes
+_STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")
+
+
+@dataclass(frozen=True)
+class Tables:
+    polish: dict[str, int]  # known form (lower-case) -> Zipf x 10
+    english: dict[str, int]  # English word -> Zipf x 10
+    by_key: dict[str, tuple[str, ...]]  # key -> the known forms with that key
+    trigrams: dict[str, int]  # letter trigram ("^" and "$" at the ends) -> known forms with it
+
+
+_lock = threading.Lock()
+_tables: Tables | None = None
+
+
+def key(word: str) -> str:
+    """What a lower-case word keeps when diacritics, rz/ż, ch/h and ó/u/o are forgotten."""
+    return word.translate(_STRIP).replace("rz", "z").replace("ch", "h")
+
+
+def _read(name: str) -> dict[str, int]:
+    """Word -> Zipf x 10 (small ints, shared by Python: no object per entry)."""
+    table: dict[str, int] = {}
+    with gzip.open(str(files("polish") / "data" / name), "rt", encoding="utf-8") as lines:
+        for line in lines:
+            word, _, zipf = line.rstrip("\n").partition("\t")
+            table[word] = int(zipf)
+    return table
+
+
+def _trigrams(word: str) -> set[str]:
+    padded = f"^{word}$"
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+def _build() -> tuple:
+    polish, english = (_read(name) for name in SOURCES)
+    grouped: dict[str, list[str]] = {}
+    trigrams: dict[str, int] = {}
+    for word in polish:
+        grouped.setdefault(key(word), []).append(word)
+        for tri in _trigrams(word):
+            trigrams[tri] = trigrams.get(tri, 0) + 1
+    return polish, english, {k: tuple(v) for k, v in grouped.items()}, trigrams
+
+
+def cache_file() -> Path:
+    """Where the built tables are kept: named by the data files' digest and FORMAT."""
+    digest = hashlib.sha256(str(FORMAT).encode())
+    for name in SOURCES:
+        digest.update((files("polish") / "data" / name).read_bytes())
+    root = Path(os.environ.get("BIELIK_LSP_CACHE") or Path.home() / ".cache" / "bielik-lsp")
+    return root / "spelling" / f"lexicon-{digest.hexdigest()[:16]}.marshal"
+
+
+def _cached() -> tuple:
+    """The built tables from the cache, or built now and written there (best effort)."""
+    path = cache_file()
+    try:
+        return marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    built = _build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(marshal.dumps(built))
+        partial.replace(path)
+    except OSError:
+        pass  # a read-only home: built again next time
+    return built
+
+
+def load() -> Tables:
+    """The tables, read once per process; any thread may be first."""
+    global _tables
+    if _tables is None:
+        with _lock:
+            if _tables is None:
+                _tables = Tables(*_cached())
+    return _tables
+
+
+def polish_zipf(word: str) -> float:
+    """Zipf frequency of a Polish form Morfeusz knows (lower-cased); 0 for any other string."""
+    return load().polish.get(word.lower(), 0) / 10
+
+
+def english_zipf(word: str) -> float:
+    """Zipf frequency of an English word (lower-cased); 0 when it is not a common one."""
+    return load().english.get(word.lower(), 0) / 10
+
+
+def rarest_trigram(word: str) -> int:
+    """How many known forms share the word's rarest letter trigram.
+
+    0: no Polish word has it ("dpkg", "passwd", "nroff" are not Polish-looking; "wszysko" is).
+    """
+    table = load().trigrams
+    return min(table.get(tri, 0) for tri in _trigrams(word.lower()))
+
+
+def forms_by_key(k: str) -> tuple[str, ...]:
+    """The known forms whose key is `k`."""
+    return load().by_key.get(k, ())

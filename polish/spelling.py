@@ -1,0 +1,497 @@
+"""Polish spelling that understands inflection: Morfeusz says what is a word, a model what fits.
+
+Two passes, so that the first can run on every keystroke and the second only where it pays:
+
+1. `check(text)`: the dictionary pass. Each prose word (polish/words.py leaves code, URLs,
+   paths, options and markup alone) is looked up in Morfeusz 2 (SGJP: every inflected form of
+   every lemma). A word is questioned when Morfeusz does not know it, or when it knows it only
+   as an archaic form, a proper name written in lower case or an acronym not in capitals, and
+   a near form is far more common ("sie" -> "się", "Sa" -> "Są"). Not questioned: abbreviations
+   ("tzw", "np", "r"), acronyms, identifiers, capitalised words inside a sentence (names) unless
+   a near form is certain, English words and runs of them. Candidates come from Polish typing
+   errors (polish/typos.py), ranked by a noisy channel: how common the form is, less how
+   unlikely the error.
+2. `rank(text, findings, score)`: the model pass. For each questioned word with several
+   candidates, and for common words that a far commoner near form could replace ("tez" ->
+   "też"), the sentence is read by the model with each candidate in place; the log-probability
+   of the sentence from the word on replaces the frequency in the same noisy channel. A known
+   word is questioned only when a candidate beats it by MODEL_MARGIN.
+
+`score(prefix, continuations) -> [log-probability of each continuation after prefix]` is the
+engine's (decoder/scoring.py); the dictionary pass needs none.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+
+from polish.lexicon import english_zipf, polish_zipf, rarest_trigram
+from polish.morphology import Interp, analyse, is_abbreviation, is_known
+from polish.typos import EDIT_COST, Candidate, candidates, same_key
+from polish.words import Word, paragraphs, switched_off, words
+
+Score = Callable[[str, list[str]], "list[float] | None"]
+
+LN10 = math.log(10)
+ERROR_NATS = 3.5  # log-odds lost per unit of typing-error cost (polish/typos.py)
+MAX_SUGGESTIONS = 5
+SUGGESTION_SPREAD = 10.0  # nats: a correction this much less likely than the best is not shown
+MODEL_CANDIDATES = 3  # candidates read by the model, best by the dictionary first
+CLEAR_LEAD = 3.0  # nats: a dictionary lead this large needs no model
+MODEL_MARGIN = 3.0  # nats a candidate must beat a known word by, in its sentence
+# A known word that a near form could replace: only a diacritic away, and the near form this
+# much more common (Zipf units), before the model reads the sentence.
+CONTEXT_MAX_COST = 0.8
+CONTEXT_MIN_LEAD = 1.0
+RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
+RARE_MAX_COST = 1.2  # ... and this near
+NAME_MAX_COST = 1.0  # a capitalised unknown word: only near forms this cheap
+START_MAX_COST = 2.0  # ... or this cheap, when it starts a sentence
+START_MIN_ZIPF = 2.5  # ... and this common
+NAME_MIN_ZIPF = 3.0  # ... that are this common
+ENGLISH_ZIPF = 3.0  # an unknown word this common in English is English
+ENGLISH_WEAK_ZIPF = 2.5  # ... or this common, when no cheap slip would make it Polish
+CHEAP_COST = 1.2  # a slip this cheap (diacritics, sounds-alike, double, swap)
+GLUED_ZIPF = 3.5  # both halves of two glued English words this common ("tar"+"file")
+ENGLISH_EDGE = 0.5  # Zipf units: a Polish slip must be this much commoner to beat English
+STRAY_ZIPF = 5.0  # a one- or two-letter slip: corrections among the commonest words only
+NEIGHBOUR_MAX = 1.4  # ... a neighbouring key away at most
+ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms: the word does not look Polish
+LIKELY_ZIPF = 2.0  # ... unless a near form this common explains it
+TERM_REPEATS = 3  # an unknown word this often in one document is a term (drop_terms)
+TERM_MIN_COST = 2.0  # ... unless a correction cheaper than a random edit explains it
+LEFT_CHARS = 80  # context the model reads before a word, from its sentence's start at most
+RIGHT_WORDS = 1  # and the words after it, to its sentence's end at most
+RARE_QUALIFIERS = frozenset({"daw.", "arch.", "przest.", "gwar.", "daw._dziś_gwar.", "rzad."})
+POLISH_LETTERS = set("ąćęłńóśźżĄĆĘŁŃÓŚŹŻ")
+_SENTENCE_END = re.compile(r"[.!?…](?=\s)|\n\s*\n")
+_NEXT_WORD = re.compile(r"[ \t]*[,;:]?[ \t]*[^\W_]+|[ \t]*[.!?…]")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One questioned word: where it is, why, and its corrections, best first."""
+
+    start: int  # code point offsets in the checked text
+    end: int
+    word: str
+    suggestions: tuple[str, ...]
+    reason: str  # unknown | rare-form | context
+    known: bool = False  # Morfeusz knows the word (the model must find a far likelier form)
+    candidates: tuple[Candidate, ...] = ()
+    ranked_by: str = "dictionary"  # or "model"
+
+    def to_dict(self) -> dict:
+        return {
+            "start": self.start,
+            "end": self.end,
+            "word": self.word,
+            "suggestions": list(self.suggestions),
+            "reason": self.reason,
+        }
+
+
+REASONS = {
+    "unknown": "not a Polish word form (Morfeusz 2, SGJP)",
+    "rare-form": "an archaic or unusual form where a common one is near",
+    "context": "the sentence reads far likelier with a near form",
+}
+
+
+def _cased(text: str, like: str) -> str:
+    """`text` (lower-case) written with the capital of `like`."""
+    if like[:1].isupper():
+        return text[:1].upper() + text[1:]
+    return text
+
+
+def _zipf(text: str) -> float:
+    """How common a candidate is; a split is as common as its rarer half, less a little."""
+    if " " in text:
+        return min(polish_zipf(part) for part in text.split()) - 0.5
+    return polish_zipf(text)
+
+
+def prior(candidate: Candidate) -> float:
+    """The dictionary's log-odds for a candidate: how common, less how unlikely the error."""
+    return _zipf(candidate.text) * LN10 - ERROR_NATS * candidate.cost
+
+
+def _lemmas(word: str) -> set[str]:
+    return {i.lemma.split(":")[0] for i in analyse(word) if i.pos not in ("ign", "interp")}
+
+
+def _proper_only(interps: tuple[Interp, ...]) -> bool:
+    return all(i.lemma[:1].isupper() for i in interps)
+
+
+def _acronym_only(interps: tuple[Interp, ...]) -> bool:
+    return all(i.lemma.split(":")[0].isupper() and len(i.lemma.split(":")[0]) > 1 for i in interps)
+
+
+def rare_form(word: str) -> bool:
+    """Morfeusz knows `word` only as an odd form: archaic, a name or an acronym.
+
+    An archaic or dialect form ("sie", "łaczność"), a proper name written in lower case
+    ("bedzie"), an acronym not written in capitals ("Sa").
+    """
+    interps = tuple(i for i in analyse(word) if i.pos not in ("interp", "ign"))
+    if not interps:
+        return False
+    quals = [{q for field in i.qualifiers for q in field.split(",")} for i in interps]
+    if all(q & RARE_QUALIFIERS for q in quals):
+        return True
+    if word.islower() and _proper_only(interps):
+        return True
+    return not word.isupper() and _acronym_only(interps)
+
+
+def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...]) -> bool:
+    """An English word: one of a run of them, or commoner in English than a slip's Polish.
+
+    Commoner than the Polish forms a cheap slip would give ("line", not "linę"), or two English
+    words glued ("tarfile"). A word of two letters only in a run ("ns" alone is a slip of "na"
+    far more often).
+    """
+    if POLISH_LETTERS.intersection(word):
+        return False
+    z = english_zipf(word)
+    if z >= ENGLISH_WEAK_ZIPF and any(
+        english_zipf(n) >= ENGLISH_ZIPF and not is_known(n) for n in neighbours
+    ):
+        return True
+    if len(word) < 3:
+        return False
+    cheap = [c for c in found if c.cost <= CHEAP_COST and " " not in c.text]
+    polish = max((polish_zipf(c.text) for c in cheap), default=0.0)
+    if z >= ENGLISH_ZIPF and z + ENGLISH_EDGE >= polish:
+        return True  # "line", "date": commoner in English than "linę", "datę" are in Polish
+    if z >= ENGLISH_WEAK_ZIPF and not cheap:
+        return True  # "debug", "const": no cheap slip makes them Polish
+    return not cheap and any(
+        english_zipf(word[:i]) >= GLUED_ZIPF and english_zipf(word[i:]) >= GLUED_ZIPF
+        for i in range(3, len(word) - 2)
+    )
+
+
+def _doubled_capital(w: str) -> bool:
+    """A capital typed twice ("NNa", "ŁŁotr"): the shift key held too long, not an acronym."""
+    return len(w) >= 3 and w[0] == w[1] and w[0].isupper() and w[2:].islower()
+
+
+def _skipped(word: Word, text: str) -> bool:
+    """Not a word to question: too short, an acronym, an identifier, an abbreviation."""
+    w = word.text
+    if _doubled_capital(w):
+        return False
+    if len(w) < 2 or len(w) > 40 or w.isupper() or any(c.isupper() for c in w[1:]):
+        return True
+    if "'" in w or "’" in w:
+        return True  # an English contraction or a transcribed foreign name
+    dot = text[word.end : word.end + 1] == "."
+    return is_abbreviation(w) or (dot and len(w) <= 4 and not any(c in "aeiouyąęó" for c in w))
+
+
+def _question(word: Word, text: str, neighbours: list[str]) -> Finding | None:
+    """The dictionary's verdict on one word (its parts, if it is hyphenated, go separately)."""
+    w = word.text
+    low = w.lower()
+    if is_known(w) and not _doubled_capital(w):
+        if not rare_form(w):
+            return _context_candidate(word, low)
+        found = candidates(low)
+        if _english(low, neighbours, found):
+            return None
+        zipf = polish_zipf(low)
+        found = tuple(c for c in found if " " not in c.text and _beats_rare(c, zipf))
+        return _finding(word, found, "rare-form") if found else None
+    found = candidates(low)
+    if _english(low, neighbours, found):
+        return None
+    if w[0].isupper():  # a name, unless a near form is certain
+        cost, zipf = (
+            (START_MAX_COST, START_MIN_ZIPF)
+            if word.sentence_start
+            else (NAME_MAX_COST, NAME_MIN_ZIPF)
+        )
+        found = tuple(
+            c for c in found if c.cost <= cost and " " not in c.text and polish_zipf(c.text) >= zipf
+        )
+        return _finding(word, found, "unknown") if found else None
+    if not POLISH_LETTERS.intersection(w):
+        likely = [c for c in found if c.cost < EDIT_COST or polish_zipf(c.text) >= LIKELY_ZIPF]
+        if not found or not likely and rarest_trigram(low) <= ODD_TRIGRAM:
+            return None  # a command, code or another language's word: nothing says Polish
+    return _finding(word, found, "unknown")
+
+
+def _beats_rare(c: Candidate, zipf: float) -> bool:
+    """A correction of a rare form: near and far commoner, or a slip away and commoner still."""
+    if c.cost <= RARE_MAX_COST:
+        return polish_zipf(c.text) >= max(zipf + RARE_MIN_LEAD, NAME_MIN_ZIPF)
+    return c.cost <= EDIT_COST and polish_zipf(c.text) >= max(zipf + 2 * RARE_MIN_LEAD, 4.0)
+
+
+def _stray(tokens: list[Word], k: int, text: str) -> bool:
+    """A one- or two-letter slip between two Polish words ("lichtarz x rączką", "ww obecności").
+
+    Not a Polish word, not before "." or ")" (an abbreviation, a list label), both neighbours
+    lower-case Polish words a single space away: no variable, initial or label sits there.
+    """
+    w = tokens[k].text
+    if len(w) > 2 or not w.islower() or w in "aiouwz" or not 0 < k < len(tokens) - 1:
+        return False
+    if text[tokens[k].end : tokens[k].end + 1] in (".", ")"):
+        return False
+    if is_known(w) and not all(i.pos == "brev" for i in analyse(w + ".") if i.orth != "."):
+        return False
+    before, after = tokens[k - 1], tokens[k + 1]
+    if text[before.end : tokens[k].start] != " " or text[tokens[k].end : after.start] != " ":
+        return False
+    return all(len(t.text) > 2 and t.text.islower() and is_known(t.text) for t in (before, after))
+
+
+def _stray_finding(word: Word) -> Finding | None:
+    """A question for the model only: "zmienna x oraz y" is right, "lichtarz x rączką" not."""
+    found = tuple(
+        c
+        for c in candidates(word.text)
+        if c.cost <= NEIGHBOUR_MAX and " " not in c.text and polish_zipf(c.text) >= STRAY_ZIPF
+    )
+    if not found:
+        return None
+    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=found)
+
+
+def _context_candidate(word: Word, low: str) -> Finding | None:
+    """A known word with a far commoner near form: questioned only if the model agrees."""
+    if len(low) < 2:
+        return None
+    lead = polish_zipf(low) + CONTEXT_MIN_LEAD
+    near = tuple(
+        c
+        for c in same_key(low)
+        if c.cost <= CONTEXT_MAX_COST
+        and polish_zipf(c.text) >= lead
+        and not _lemmas(c.text) & _lemmas(low)  # another form of the same word: grammar
+    )
+    if not near:
+        return None
+    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
+
+
+def _finding(word: Word, found: tuple[Candidate, ...], reason: str) -> Finding:
+    ranked = tuple(sorted(found, key=prior, reverse=True))
+    best = prior(ranked[0]) if ranked else 0.0
+    shown = [c for c in ranked[:MAX_SUGGESTIONS] if prior(c) >= best - SUGGESTION_SPREAD]
+    suggestions = tuple(_cased(c.text, word.text) for c in shown)
+    return Finding(word.start, word.end, word.text, suggestions, reason, candidates=ranked)
+
+
+def _parts(word: Word) -> list[Word]:
+    """A hyphenated word Morfeusz does not know as a whole: each part on its own."""
+    if "-" not in word.text or is_known(word.text):
+        return [word]
+    out, offset = [], word.start
+    for i, part in enumerate(word.text.split("-")):
+        first = word.sentence_start and i == 0
+        out.append(Word(offset, offset + len(part), part, first))
+        offset += len(part) + 1
+    return out
+
+
+def check(
+    text: str, allowed: Callable[[str], bool] = lambda word: False, terms: bool = True
+) -> list[Finding]:
+    """The dictionary pass over `text`: questioned words, with candidates best first.
+
+    `allowed(word)` says whether the user accepted a word (dictionaries, ignore lists);
+    `terms`: leave out the terms `text` repeats (drop_terms; a paragraph of a document is
+    checked without, the document's findings are filtered whole). Known
+    words that only the model may question come back with reason "context" and no
+    suggestions: `rank` decides them, `questioned` drops them where no model reads.
+    """
+    found: list[Finding] = []
+    tokens = [p for w in words(text) for p in _parts(w)]
+    for k, word in enumerate(tokens):
+        if allowed(word.text):
+            continue
+        if _stray(tokens, k, text):
+            found += [f for f in [_stray_finding(word)] if f is not None]
+            continue
+        if _skipped(word, text):
+            continue
+        neighbours = [t.text for t in tokens[max(0, k - 2) : k + 3] if t is not word]
+        finding = _question(word, text, neighbours)
+        if finding is not None:
+            found.append(finding)
+    return drop_terms(found) if terms else found
+
+
+def _slip_like(finding: Finding) -> bool:
+    """Explained by a slip a writer may repeat.
+
+    Lost diacritics, a sounds-alike spelling, a doubled or swapped letter, a missing space
+    ("napewno").
+    """
+    return bool(POLISH_LETTERS.intersection(finding.word)) or any(
+        c.cost < TERM_MIN_COST or " " in c.text for c in finding.candidates
+    )
+
+
+def drop_terms(findings: list[Finding]) -> list[Finding]:
+    """Without the unknown words one document writes the same way TERM_REPEATS times or more.
+
+    Such a word is a command, a project's or a product's name, not a slip of the keyboard,
+    unless a slip a writer repeats explains it: "sie" and "napewno" stay questioned.
+    """
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.word.lower()] = counts.get(f.word.lower(), 0) + 1
+    return [
+        f
+        for f in findings
+        if f.reason != "unknown" or counts[f.word.lower()] < TERM_REPEATS or _slip_like(f)
+    ]
+
+
+def questioned(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings to show: the model's "context" questions are left out until it answers."""
+    return [f for f in findings if f.reason != "context"]
+
+
+def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the model's reading starts and ends around text[start:end].
+
+    From the sentence's (or paragraph's) start, LEFT_CHARS at most, to RIGHT_WORDS words after
+    the word, the sentence's end at most: the words on both sides that agreement depends on.
+    """
+    left = max(0, start - LEFT_CHARS)
+    for m in _SENTENCE_END.finditer(text, left, start):
+        left = m.end()
+    if left == start - LEFT_CHARS and left > 0:
+        space = text.find(" ", left, start)
+        left = space + 1 if space >= 0 else start
+    while left < start and text[left].isspace():
+        left += 1
+    right = end
+    for _ in range(RIGHT_WORDS):
+        m = _NEXT_WORD.match(text, right)
+        if m is None:
+            break
+        right = m.end()
+    return left, right
+
+
+def rank_one(text: str, finding: Finding, score: Score) -> Finding | None:
+    """One finding, re-ranked by the model in its sentence; None when the model clears it.
+
+    An unknown word stays questioned whatever the model says: the model only orders its
+    corrections. Returns the finding unchanged where the model gives no log-probabilities.
+    """
+    top = sorted(finding.candidates, key=prior, reverse=True)[:MODEL_CANDIDATES]
+    if not top:
+        return finding
+    if not finding.known and (len(top) == 1 or prior(top[0]) - prior(top[1]) >= CLEAR_LEAD):
+        return finding
+    left, right = _sentence_bounds(text, finding.start, finding.end)
+    prefix, after = text[left : finding.start], text[finding.end : right]
+    options = [_cased(c.text, finding.word) for c in top]
+    if finding.known:
+        options.append(finding.word)
+    logprobs = score(prefix, [option + after for option in options])
+    if logprobs is None:
+        return finding if not finding.known else None
+    noisy = [lp - ERROR_NATS * c.cost for lp, c in zip(logprobs, top, strict=False)]
+    order = sorted(range(len(top)), key=lambda i: noisy[i], reverse=True)
+    if finding.known and noisy[order[0]] < logprobs[-1] + MODEL_MARGIN:
+        return None
+    best = tuple(options[i] for i in order)
+    rest = tuple(s for s in finding.suggestions if s not in best)
+    reason = "context" if finding.known else finding.reason
+    return replace(
+        finding,
+        suggestions=(best + rest)[:MAX_SUGGESTIONS],
+        reason=reason,
+        ranked_by="model",
+    )
+
+
+def rank(text: str, findings: Iterable[Finding], score: Score) -> list[Finding]:
+    """The model pass over the dictionary's findings (see rank_one)."""
+    out = []
+    for finding in findings:
+        ranked = rank_one(text, finding, score)
+        if ranked is not None:
+            out.append(ranked)
+    return out
+
+
+class Paragraphs:
+    """The dictionary pass over a whole document, kept per paragraph across edits.
+
+    An edit changes one paragraph or two; only those are checked again, the others come from
+    the cache (keyed by their text and the user's dictionaries' version), moved to where the
+    paragraph now starts. Bounded: the least recently used paragraphs are dropped past `size`.
+    """
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._cache: dict[tuple[str, int], list[Finding]] = {}
+
+    def walk(
+        self, text: str, allowed: Callable[[str], bool] = lambda word: False, version: int = 0
+    ) -> Iterator[tuple[int, int, list[Finding], bool]]:
+        """Per paragraph: (start, end, its findings in document offsets, whether checked anew).
+
+        A caller may pause between paragraphs (the server yields to completion requests).
+        """
+        off = switched_off(text)
+        for start, end in paragraphs(text):
+            if any(a <= start and end <= b for a, b in off):
+                continue
+            key = (text[start:end], version)
+            found = self._cache.pop(key, None)
+            fresh = found is None
+            if found is None:
+                found = check(key[0], allowed, terms=False)
+            self._cache[key] = found
+            yield (
+                start,
+                end,
+                [_moved(f, start) for f in found if not _inside(start + f.start, off)],
+                fresh,
+            )
+        while len(self._cache) > self.size:
+            del self._cache[next(iter(self._cache))]
+
+    def check(
+        self, text: str, allowed: Callable[[str], bool] = lambda word: False, version: int = 0
+    ) -> tuple[list[Finding], list[tuple[int, int]]]:
+        """(findings of `text` in document offsets, the paragraphs checked anew)."""
+        found: list[Finding] = []
+        fresh: list[tuple[int, int]] = []
+        for start, end, findings, new in self.walk(text, allowed, version):
+            found += findings
+            if new:
+                fresh.append((start, end))
+        return drop_terms(found), fresh
+
+
+def _moved(finding: Finding, by: int) -> Finding:
+    return replace(finding, start=finding.start + by, end=finding.end + by) if by else finding
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= offset < b for a, b in spans)
+
+
+def needs_model(finding: Finding) -> bool:
+    """Whether `rank_one` would ask the model: a known word's question, or close candidates."""
+    if finding.known:
+        return True
+    top = sorted(finding.candidates, key=prior, reverse=True)[:2]
+    return len(top) == 2 and prior(top[0]) - prior(top[1]) < CLEAR_LEAD

@@ -1,0 +1,248 @@
+"""Near forms of a misspelt Polish word: the typing errors Polish writers make, undone.
+
+The errors, cheapest first (the classes LanguageTool's Polish speller also knows):
+
+1. diacritics dropped or wrong ("zrodlo" -> "źródło", "sie" -> "się"), one or several at once:
+   by far the largest class;
+2. spelling pairs that sound alike: rz/ż, ó/u, ch/h, ą/om/on, ę/em/en, ci/ć, sz/ż;
+3. a doubled or dropped letter, two letters swapped, a neighbouring key, a space left out
+   ("wogóle" -> "w ogóle");
+4. any other single edit, on top of any number of the first two ("wogule" -> "w ogóle").
+
+polish/lexicon.py indexes every form Morfeusz knows by a key that forgets what classes 1 and 2
+change (diacritics, rz/ż, ch/h, ó/u), so a word's candidates are the forms sharing its
+key, or a key one edit away: a few hundred dictionary look-ups, about a millisecond. Each
+candidate's cost (`error_cost`) is a weighted edit distance with those classes cheap, so the
+ranking knows that "sie" is far likelier "się" than "sił".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from polish.lexicon import forms_by_key, key, polish_zipf
+from polish.morphology import is_known
+
+_STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")  # letters as the keyboard's base key
+KEY_ALPHABET = "abcdefghijklmnoprstwyzqvx"
+DIACRITIC_GROUPS = ("aą", "cć", "eę", "lł", "nń", "oó", "sś", "zżź")
+DIACRITIC_PAIRS = {frozenset((a, b)) for g in DIACRITIC_GROUPS for a in g for b in g if a != b}
+# Multi-letter spellings that sound alike: (in the intended word, as typed, cost).
+SOUNDS_ALIKE: tuple[tuple[str, str, float], ...] = (
+    ("rz", "ż", 0.8), ("ż", "rz", 0.8), ("ch", "h", 0.8), ("h", "ch", 0.8),
+    ("ó", "u", 0.8), ("u", "ó", 0.8),
+    ("ą", "om", 1.0), ("ą", "on", 1.0), ("ę", "em", 1.0), ("ę", "en", 1.0),
+    ("om", "ą", 1.0), ("on", "ą", 1.0), ("em", "ę", 1.0), ("en", "ę", 1.0),
+    ("ą", "o", 1.0), ("ę", "e", 0.45),
+    ("ć", "ci", 1.0), ("ś", "si", 1.0), ("ź", "zi", 1.0), ("ń", "ni", 1.0),
+    ("ci", "ć", 1.0), ("si", "ś", 1.0), ("zi", "ź", 1.0), ("ni", "ń", 1.0),
+    ("ż", "sz", 1.2), ("rz", "sz", 1.2), ("sz", "rz", 1.2), ("w", "f", 1.2), ("f", "w", 1.2),
+    ("i", "j", 1.2), ("j", "i", 1.2), ("y", "i", 1.2), ("i", "y", 1.2),
+)  # fmt: skip
+KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+DIACRITIC_COST = 0.45  # per letter
+SWAP_COST = 1.0
+DOUBLE_COST = 1.0  # a doubled letter typed once, or a letter typed twice
+SPACE_COST = 1.6  # a space left out
+LONE_LETTER_COST = 1.0  # ... before a one-letter word ("porównaja" is rarely "porównaj a")
+NEIGHBOUR_COST = 1.4
+EDIT_COST = 2.0
+MAX_COST = 3.5  # a candidate further than this is no correction
+SPLIT_MIN_ZIPF = 3.5  # the first half of a word split in two: a common word
+SPLIT_RIGHT_ZIPF = 2.0  # the second: a word in use
+MAX_WORD = 30  # longer tokens are not words a writer misspelt (hashes, glued text)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    text: str  # lower-case; may hold one space (a split)
+    cost: float  # how unlikely the error that turns `text` into the word is
+
+
+def _neighbours() -> dict[str, frozenset[str]]:
+    near: dict[str, set[str]] = {}
+    for r, row in enumerate(KEYBOARD_ROWS):
+        for c, letter in enumerate(row):
+            keys = {row[i] for i in (c - 1, c + 1) if 0 <= i < len(row)}
+            for other in KEYBOARD_ROWS[max(0, r - 1) : r + 2]:
+                if other is not row:
+                    keys |= {other[i] for i in (c - 1, c) if 0 <= i < len(other)}
+            near[letter] = keys
+    return {k: frozenset(v) for k, v in near.items()}
+
+
+NEIGHBOURS = _neighbours()
+
+
+def _substitution(a: str, b: str) -> float:
+    """Cost of typing `b` where `a` was meant."""
+    if frozenset((a, b)) in DIACRITIC_PAIRS:
+        return DIACRITIC_COST
+    a0, b0 = a.translate(_STRIP), b.translate(_STRIP)
+    if b0 in NEIGHBOURS.get(a0, ()):
+        return NEIGHBOUR_COST
+    return EDIT_COST
+
+
+def _rules_at(typed: str) -> list[list[tuple[str, int, float]]]:
+    """For each position of `typed`: the sounds-alike spellings that start there."""
+    return [
+        [(want, len(got), cost) for want, got, cost in SOUNDS_ALIKE if typed.startswith(got, i)]
+        for i in range(len(typed))
+    ]
+
+
+def error_cost(typed: str, meant: str, rules: list | None = None) -> float:
+    """How unlikely typing `typed` for `meant` is: a weighted Damerau-Levenshtein distance.
+
+    `rules` is `_rules_at(typed)`, for callers comparing one word with many.
+    """
+    rules = _rules_at(typed) if rules is None else rules
+    n, m = len(typed), len(meant)
+    inf = float("inf")
+    d = [[inf] * (m + 1) for _ in range(n + 1)]
+    d[0][0] = 0.0
+    for i in range(n + 1):
+        row, below = d[i], d[i + 1] if i < n else None
+        for j in range(m + 1):
+            here = row[j]
+            if here == inf:
+                continue
+            if below is not None:
+                t = typed[i]
+                if j < m:
+                    step = 0.0 if t == meant[j] else _substitution(meant[j], t)
+                    below[j + 1] = min(below[j + 1], here + step)
+                extra = DOUBLE_COST if i and t == typed[i - 1] else EDIT_COST
+                below[j] = min(below[j], here + extra)
+                for want, got, cost in rules[i]:
+                    if meant.startswith(want, j):
+                        target = d[i + got]
+                        target[j + len(want)] = min(target[j + len(want)], here + cost)
+                if i + 1 < n and j + 1 < m and t == meant[j + 1] and typed[i + 1] == meant[j]:
+                    d[i + 2][j + 2] = min(d[i + 2][j + 2], here + SWAP_COST)
+            if j < m:  # a letter meant that was not typed
+                if meant[j] == " ":
+                    missing = SPACE_COST
+                elif j and meant[j] == meant[j - 1]:
+                    missing = DOUBLE_COST
+                else:
+                    missing = EDIT_COST
+                row[j + 1] = min(row[j + 1], here + missing)
+    return d[n][m]
+
+
+def _one_edit(k: str) -> set[str]:
+    """Keys one deletion, insertion, substitution or swap away from `k`."""
+    out = set()
+    for i in range(len(k) + 1):
+        head, tail = k[:i], k[i:]
+        if tail:
+            out.add(head + tail[1:])
+            if len(tail) > 1:
+                out.add(head + tail[1] + tail[0] + tail[2:])
+        for c in KEY_ALPHABET:
+            out.add(head + c + tail)
+            if tail:
+                out.add(head + c + tail[1:])
+    return out
+
+
+def _forms(keys: set[str]) -> set[str]:
+    return {form for k in keys for form in forms_by_key(k)}
+
+
+def _splits(word: str) -> set[str]:
+    """A space left out: a common short word, then any known form.
+
+    Each half perhaps with its diacritics or sounds-alike spellings lost ("wogule" ->
+    "w ogóle").
+    """
+    out = set()
+    for i in range(1, len(word)):
+        left, right = word[:i], word[i:]
+        if len(left) == 1 and left not in "aiouwz" or len(right) == 1 and right not in "aiouwz":
+            continue
+        lefts = [w for w in forms_by_key(key(left)) if polish_zipf(w) >= SPLIT_MIN_ZIPF]
+        if lefts:
+            rights = [w for w in forms_by_key(key(right)) if polish_zipf(w) >= SPLIT_RIGHT_ZIPF]
+            out |= {f"{a} {b}" for a in lefts for b in rights}
+    return out
+
+
+def _lone_letter(text: str) -> float:
+    return LONE_LETTER_COST if text[-2:-1] == " " else 0.0
+
+
+def _spelt(word: str) -> set[str]:
+    """The word with one cheap error undone, letter by letter.
+
+    A sounds-alike spelling, a doubled or dropped letter, a swap, up to two diacritics: what
+    the key cannot reach (ą/om, ę/en, sz/ż, and forms too rare for the lexicon).
+    """
+    out = set()
+    for want, got, _ in SOUNDS_ALIKE:
+        at = word.find(got)
+        while at >= 0:
+            out.add(word[:at] + want + word[at + len(got) :])
+            at = word.find(got, at + 1)
+    for i in range(len(word)):
+        out.add(word[:i] + word[i + 1 :])
+        out.add(word[:i] + word[i] + word[i:])
+        if i + 1 < len(word):
+            out.add(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+    out |= _diacritics(word, 2)
+    out.discard(word)
+    return out
+
+
+def _diacritics(word: str, limit: int) -> set[str]:
+    """Every way of changing up to `limit` letters to another of their diacritic group."""
+    out = {word}
+    for _ in range(limit):
+        out |= {
+            w[:i] + other + w[i + 1 :]
+            for w in out
+            for i, ch in enumerate(w)
+            for group in DIACRITIC_GROUPS
+            if ch in group
+            for other in group
+            if other != ch
+        }
+    return out
+
+
+@lru_cache(maxsize=1 << 14)
+def same_key(word: str) -> tuple[Candidate, ...]:
+    """Known forms that differ from `word` (lower-case) only in diacritics or sounds-alike.
+
+    Spellings rz/ż, ch/h, ó/u: cheap enough for every word of a document.
+    """
+    found = (f for f in forms_by_key(key(word)) if f != word)
+    return _ranked(word, found)
+
+
+@lru_cache(maxsize=4096)
+def candidates(word: str) -> tuple[Candidate, ...]:
+    """Known forms near `word` (lower-case), cheapest error first; () for unusable input."""
+    if not word or len(word) > MAX_WORD or word != word.lower():
+        return ()
+    k = key(word)
+    spelt = _spelt(word)
+    found = _forms({k} | _one_edit(k) | {key(w) for w in spelt}) | _splits(word)
+    found.discard(word)
+    ranked = _ranked(word, found)
+    if not ranked or ranked[0].cost >= EDIT_COST:  # a form too rare for the lexicon?
+        ranked = _ranked(word, found | {w for w in spelt if is_known(w)})
+    return ranked
+
+
+def _ranked(word: str, forms) -> tuple[Candidate, ...]:
+    rules = _rules_at(word)
+    scored = [(f, error_cost(word, f, rules) + _lone_letter(f)) for f in forms]
+    return tuple(
+        Candidate(f, cost)
+        for f, cost in sorted(scored, key=lambda x: (x[1], x[0]))
+        if cost <= MAX_COST
+    )

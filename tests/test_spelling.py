@@ -1,0 +1,200 @@
+"""Polish spelling: candidates, what is questioned, what is left alone.
+
+Also the lemma-level dictionary, paragraphs checked again only when edited, and the model's
+log-probabilities.
+
+Real Morfeusz 2 (SGJP) and the shipped frequency tables; the model ranking runs on the
+embedded Gemma-3-270M (slow) and the scoring arithmetic on a tiny backend.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from decoder.scoring import log_softmax_at, score
+from polish import spelling
+from polish.dictionary import Accepted, inflect
+from polish.typos import candidates, error_cost
+from polish.words import is_switched_off, paragraphs, words
+from tests.tiny_backend import TinyBackend
+
+
+def questioned(text: str) -> dict[str, tuple[str, ...]]:
+    return {f.word: f.suggestions for f in spelling.questioned(spelling.check(text))}
+
+
+@pytest.mark.parametrize(
+    ("typo", "correct"),
+    [
+        ("zaczoł", "zaczął"),  # ął written as it sounds
+        ("wogule", "w ogóle"),  # a space left out and ó/u
+        ("zrodlo", "źródło"),  # every diacritic dropped
+        ("kturzy", "którzy"),  # ó/u
+        ("rzaba", "żaba"),  # rz/ż
+        ("hcę", "chcę"),  # ch/h
+        ("dokomd", "dokąd"),  # ą/om
+        ("wszysko", "wszystko"),  # a letter dropped
+        ("oskarszycielu", "oskarżycielu"),  # sz/ż, a form too rare for the frequency table
+    ],
+)
+def test_candidates_undo_polish_typing_errors(typo, correct):
+    assert correct in [c.text for c in candidates(typo)[:3]]
+
+
+def test_error_costs_know_which_slips_are_common():
+    assert error_cost("sie", "się") < error_cost("sie", "sir") < error_cost("sie", "sił")
+    assert error_cost("zrodlo", "źródło") < error_cost("zrodlo", "zrosło")
+
+
+def test_non_words_and_rare_forms_are_questioned_with_corrections():
+    found = questioned("Wczoraj zaczoł padać. Nie wiem, czy sie uda, ale wogule warto.")
+    assert found["zaczoł"][0] == "zaczął"
+    assert found["sie"][0] == "się"  # SGJP knows "sie" only as an archaic form
+    assert found["wogule"][0] == "w ogóle"
+
+
+def test_a_capital_at_a_sentence_start_is_no_name():
+    assert questioned("Zaczoł padać.")["Zaczoł"][0] == "Zaczął"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Użyj `zaczoł --wogule` w kodzie.",
+        "Zobacz https://example.com/zaczoł/wogule i www.wogule.pl teraz.",
+        "Napisz na zaczoł.wogule@example.com jutro.",
+        "Plik /usr/share/zaczoł/wogule.conf i ~/wogule oraz C:\\wogule\\zaczoł są tu.",
+        "Opcja --zaczoł=wogule i -x oraz $WOGULE są tu.",
+        'Tekst <span class="wogule">ok</span> i &nbsp; oraz [url=wogule]ok[/url].',
+        "Wzór $zaczoł^2$ oraz \\textbf{ok} i \\label{wogule} są tu.",
+        "```\nzaczoł wogule\n\nsie\n```\nKoniec.",
+        "Zmienna zaczoł_wogule i wogule2 oraz wogule.conf są tu.",
+    ],
+)
+def test_code_urls_paths_options_and_markup_are_left_alone(text):
+    assert questioned(text) == {}
+
+
+def test_names_abbreviations_acronyms_and_english_are_left_alone():
+    text = (
+        "Spotkanie z Zełenskim odbyło się w 2024 r. w tzw. sali NATO, np. o 10. "
+        "Komunikat brzmiał: the quick brown fox jumps over the lazy dog. "
+        "Uruchom polecenie debug i zobacz plik README."
+    )
+    assert questioned(text) == {}
+
+
+def test_a_term_the_document_repeats_is_not_a_slip():
+    """Three times "dumpa" (only random edits explain it): a term; "sie" and "napewno" stay."""
+    assert "dumpa" in questioned("Zrób dumpa bazy.")
+    text = "Zrób dumpa. Bez dumpa nic. Z dumpa wszystko. {0} {0} {0}"
+    assert set(questioned(text.format("Nie wiem, czy sie uda."))) == {"sie"}
+    assert set(questioned(text.format("Przyjdę napewno."))) == {"napewno"}
+    assert set(questioned(text.format("Nie wiem wogule."))) == {"wogule"}
+
+
+def test_magic_comments_switch_checking_off_and_on():
+    off = "<!-- bielik: spelling=off -->\nzaczoł\n<!-- bielik: spelling=on -->\nwogule"
+    assert set(questioned(off)) == {"wogule"}
+    assert is_switched_off("% bielik: spelling=off\nzaczoł")
+    assert not is_switched_off("zaczoł\n% bielik: spelling=off")
+
+
+def test_sentence_starts_come_from_punctuation_not_from_wrapped_lines():
+    starts = {w.text: w.sentence_start for w in words("Ala ma\nKota. Potem\n- Psa")}
+    assert starts == {"Ala": True, "ma": False, "Kota": False, "Potem": True, "Psa": True}
+
+
+def test_an_edit_checks_its_paragraph_again_and_no_other():
+    doc = spelling.Paragraphs()
+    text = "Pierwszy akapit: zaczoł.\n\nDrugi akapit.\n\nTrzeci: wogule."
+    found, fresh = doc.check(text)
+    assert [f.word for f in spelling.questioned(found)] == ["zaczoł", "wogule"]
+    assert len(fresh) == 3
+    edited = text.replace("Drugi akapit.", "Drugi akapit, sie zmienił.")
+    found, fresh = doc.check(edited)
+    assert [edited[a:b] for a, b in fresh] == ["Drugi akapit, sie zmienił."]
+    assert [(f.word, edited[f.start : f.end]) for f in found if f.reason != "context"] == [
+        ("zaczoł", "zaczoł"),
+        ("sie", "sie"),
+        ("wogule", "wogule"),
+    ]
+
+
+def test_long_paragraphs_are_cut_between_words():
+    text = "Zdanie jest tutaj. " * 400
+    spans = paragraphs(text)
+    assert len(spans) > 1 and all(b - a <= 2100 for a, b in spans)
+    assert "".join(text[a:b] for a, b in spans) == text
+
+
+def test_adding_a_word_accepts_all_its_forms():
+    assert {"dżejsonów", "dżejsonem", "dżejsony"} <= inflect("dżejson")
+    assert {"kowalskiego", "kowalscy"} <= inflect("Kowalski")  # Morfeusz's own paradigm
+    accepted = Accepted(["dżejson"])
+    assert "Dżejsonów" in accepted and "dżejsonami" in accepted and "zaczoł" not in accepted
+    text = "Wysłałem dżejsony. Bez dżejsonów nie ma danych."
+    assert set(questioned(text)) == {"dżejsony", "dżejsonów"}
+    found = spelling.questioned(spelling.check(text, accepted.__contains__))
+    assert found == []
+
+
+def test_scores_are_the_log_probabilities_of_each_continuation():
+    backend = TinyBackend(seed=5)
+    prefix, options = "Ala ma", [" kota.", " psa i kota.", " kot"]
+    got = score(backend, prefix, options)
+    for option, value in zip(options, got, strict=True):
+        ids = backend.tokenizer.encode(prefix + option)
+        shared = len(backend.tokenizer.encode(prefix))  # SentencePiece: the space starts a token
+        backend.reset()
+        backend.sync(ids[:1])
+        rows = np.stack([backend.sync(ids[: i + 1]) for i in range(len(ids) - 1)])
+        expected = log_softmax_at(rows[shared - 1 :], ids[shared:])
+        assert value == pytest.approx(expected, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_the_model_ranks_in_the_sentence_and_clears_known_words_that_fit():
+    from decoder.config import Settings
+    from decoder.pipeline import load_scorer
+
+    engine = load_scorer(Settings(), progress=False)
+    text = "Wczoraj wieczorem zaczoł padać deszcz. Poszliśmy do domu."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("zaczoł", "zaczął")]
+    known = spelling.check("Dom stał między drzewami.")
+    assert spelling.rank("Dom stał między drzewami.", known, engine.score) == []
+
+
+def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    bad, good = tmp_path / "bad.md", tmp_path / "good.md"
+    bad.write_text("Tytuł\n\nWczoraj zaczoł padać, a `wogule` to kod.\n", encoding="utf-8")
+    good.write_text("Wczoraj zaczął padać.\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_CONFIG_HOME": str(tmp_path)}
+
+    def check(*args):
+        command = [sys.executable, "-m", "app.cli", "check", "--no-model", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+
+    found = check("--json", str(bad), str(good))
+    assert found.returncode == 1, found.stderr
+    (line,) = [json.loads(x) for x in found.stdout.splitlines()]
+    assert line == {
+        "path": str(bad),
+        "line": 2,
+        "start": 8,
+        "end": 14,
+        "word": "zaczoł",
+        "suggestions": ["zaczął"],
+        "reason": "unknown",
+    }
+    assert check(str(good)).returncode == 0
+    assert check(str(tmp_path / "missing.md")).returncode == 2
