@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from decoder.backends import threads
-from decoder.backends.base import Stopped
-from decoder.backends.threads import FIRST_CHUNK, MIN_CHUNK, Pace, ThreadPlan
+from decoder.backends.base import PREFILL_CHUNK, Stopped
+from decoder.backends.threads import FIRST_CHUNK, MIN_CHUNK, AlignedPace, Pace, ThreadPlan
 
 pytest.importorskip("llama_cpp")
 
@@ -70,28 +70,44 @@ def test_fixed_and_unknown_and_many_cores():
     assert plan_of([12], maximum=8, cpus=16)[0].threads() == 4
 
 
-def test_background_lane_leaves_a_core():
-    plan, _ = plan_of([0, 0, 0])
+def test_background_lane_leaves_a_core_and_cuts_prefill_short():
+    plan, _ = plan_of([0, 0, 0, 0])
     pace = Pace()
-    pace.record(64, 0.064)  # 1 ms an id
     with threads.background():
+        pace.record(64, 0.064)  # 1 ms an id
         assert plan.threads() == 1
         assert pace.chunk(512) == 50  # PASS_S
         with threads.background(False):
-            assert plan.threads() == 2
-    assert plan.threads() == 2 and pace.chunk(40) == 40
+            assert plan.threads() == 2 and pace.chunk(512) == 512  # nothing waits: the widest
+    with threads.lane(yields=True):  # continueDocument: every thread, but a request may come
+        assert plan.threads() == 2 and pace.chunk(512) == 50
+    assert plan.threads() == 2 and pace.chunk(40) == 40 and pace.chunk(512) == 512
 
 
-def test_pace_sizes_passes_in_time():
+def test_pace_sizes_short_passes_in_time():
     pace = Pace()
-    assert pace.chunk(512) == FIRST_CHUNK and pace.seconds(100) == 0.0  # nothing timed yet
-    pace.record(MIN_CHUNK - 1, 10.0)  # too short a pass to say anything
-    assert pace.per_id is None
-    pace.record(16, 0.16)  # a loaded machine: 10 ms an id
-    assert pace.seconds(100) == pytest.approx(1.0)
-    assert pace.chunk(512) == MIN_CHUNK  # 5 ids would be 50 ms, but passes keep a floor
-    pace.record(100, 0.1)  # the load went away: half the weight to the newest
-    assert pace.per_id == pytest.approx(0.0055)
+    with threads.lane(yields=True):
+        assert pace.chunk(512) == FIRST_CHUNK and pace.seconds(100) == 0.0  # nothing timed yet
+        pace.record(MIN_CHUNK - 1, 10.0)  # too short a pass to say anything
+        assert pace.short_per_id is None
+        pace.record(16, 0.16)  # a loaded machine: 10 ms an id
+        assert pace.seconds(100) == pytest.approx(1.0)  # no wide pass yet: the short ones say
+        assert pace.chunk(512) == MIN_CHUNK  # 5 ids would be 50 ms, but passes keep a floor
+        pace.record(100, 0.1)  # the load went away: half the weight to the newest
+        assert pace.short_per_id == pytest.approx(0.0055)
+    assert pace.wide_per_id is None
+    pace.record(512, 0.512)  # a request's wide pass: what a request's prompt would take
+    assert pace.seconds(100) == pytest.approx(0.1) and pace.short_per_id == pytest.approx(0.0055)
+
+
+def test_aligned_pace_cuts_alike_in_every_lane():
+    pace = AlignedPace(256)
+    for lane in (threads.background(), threads.lane(yields=True), threads.background(False)):
+        with lane:
+            assert [pace.chunk(512, at) for at in (0, 100, 256, 600)] == [256, 156, 256, 168]
+            assert pace.chunk(40, 300) == 40
+            pace.record(256, 0.256)
+    assert pace.seconds(10) == pytest.approx(0.01) and pace.short_per_id is None
 
 
 def test_runnable_others_reads_this_machine():
@@ -136,7 +152,18 @@ def test_background_prefill_stops_at_a_short_chunk(tiny):
     with threads.background(), pytest.raises(Stopped):
         tiny.sync(ids, should_stop=stop)
     assert tiny.ids == ids[:FIRST_CHUNK]  # a consistent prefix: the one pass before the stop
-    assert tiny.pace.per_id is not None and tiny._threads_now == 1  # one core left free
+    assert tiny.pace.short_per_id is not None and tiny._threads_now == 1  # one core left free
+
+
+def test_a_request_prefills_in_the_widest_passes(tiny):
+    """Nothing can be waiting behind a request's own prompt (or `continue`): llama.cpp's batch."""
+    ids = list(np.random.default_rng(2).integers(5, 1000, 1100))
+    tiny.reset()
+    tiny.pace = Pace()
+    asked: list[int] = []
+    tiny.sync(ids, should_stop=lambda: asked.append(len(tiny.ids)) or False)
+    assert asked == [0, PREFILL_CHUNK, 2 * PREFILL_CHUNK] and tiny.ids == ids
+    assert tiny.pace.wide_per_id is not None and tiny.pace.short_per_id is None
 
 
 OWN_GROUP = (

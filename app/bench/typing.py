@@ -287,6 +287,10 @@ class Editor:
         def log(params: types.LogMessageParams) -> None:
             pass
 
+        @c.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            pass
+
         @c.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def progress_create(params) -> None:
             return None
@@ -295,9 +299,14 @@ class Editor:
         def progress(params) -> None:
             pass
 
-    async def launch(self, argv: list[str], log_path: Path) -> psutil.Process:
-        """Start the server as an editor does (a subprocess on stdio); its stderr goes to a log."""
-        await self.client.start_io(*argv, env=_server_env())
+    async def launch(
+        self, argv: list[str], log_path: Path, source: Path = SOURCE
+    ) -> psutil.Process:
+        """Start the server as an editor does (a subprocess on stdio); its stderr goes to a log.
+
+        It imports its code from `source` (another install's, for `bench ab`).
+        """
+        await self.client.start_io(*argv, env=_server_env(source))
         process = server_process(self.client)
         self.log = log_path
         self._drain = asyncio.ensure_future(_drain(process.stderr, log_path))
@@ -689,11 +698,11 @@ def split_outdated(counts: Counts, log: Path) -> None:
             counts.stale += 1
 
 
-def _server_env() -> dict:
+def _server_env(source: Path = SOURCE) -> dict:
     return {
         **os.environ,
         DEBUG_ENV: "lsp_server.inline",  # when each answer was sent: split_outdated
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(source), os.environ.get("PYTHONPATH")])),
     }
 
 

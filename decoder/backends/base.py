@@ -18,7 +18,7 @@ import numpy as np
 
 from decoder.backends import threads
 
-PREFILL_CHUNK = 512  # prompt ids fed per pass; cancellation is checked between passes
+PREFILL_CHUNK = 512  # prompt ids per prefill pass at most (llama.cpp's batch); stops between passes
 
 
 class Stopped(Exception):
@@ -100,9 +100,11 @@ def rewind_and_prefill(
 def prefill(backend, tail: list[int], should_stop: Callable[[], bool] | None) -> np.ndarray:
     """Feed `tail` and return the logits row after its last id.
 
-    All but the last id go in passes of about a fixed time (`threads.Pace`; PREFILL_CHUNK ids at
-    most; at fixed positions where the backend's logits depend on the cuts: `AlignedPace`), with
-    `should_stop` checked between them: a request waits for one short pass.
+    All but the last id go in passes of PREFILL_CHUNK ids, the widest the backends do best, with
+    `should_stop` checked between them; where a writer's request may need the engine meanwhile
+    (work that yields: `threads.lane`), in passes of about a fixed time, so the request waits for
+    one short pass (`threads.Pace`). Where the backend's logits depend on the cuts, at fixed
+    positions in every lane (`threads.AlignedPace`).
     """
     start, end = 0, len(tail) - 1
     while start < end:

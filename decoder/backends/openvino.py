@@ -16,11 +16,12 @@ in the cache, masked out by `attention_mask`, and later tokens take their logica
 trim) only when they pass a quarter of the cache. Per-document caches are copies of the states.
 
 OpenVINO's logits depend on how a prompt is cut into passes, so prompts are cut at fixed
-positions (`AlignedPace`), not by time as on the other engines: plain decoding from a fresh
-cache reads the same text in every process. They also depend on the cache's layout (rewound
-positions masked in place, u8 states re-quantized when set), which a cache that held other text
-before can differ in: dropping that at each request costs a copy of the whole cache (60-85 ms
-for 1000 positions of SmolLM2-135M), so it is not done.
+positions (`AlignedPace`, every PASS_IDS ids, in every lane), not by time or by lane as where
+the cuts change nothing: plain decoding from a fresh cache reads the same text in every process.
+They also depend on the cache's layout (rewound positions masked in place, u8 states
+re-quantized when set), which a cache that held other text before can differ in: dropping that
+at each request costs a copy of the whole cache (60-85 ms for 1000 positions of SmolLM2-135M),
+so it is not done.
 
 Whether a pass over n tokens gives the logits of n one-token passes is measured at load, as on
 every backend (decoder/backends/exactness.py); on OpenVINO's CPU plug-in it does not, bit for bit.
@@ -59,7 +60,8 @@ GGUF_VECTOR_TYPES = ("F32", "F16")  # its norms
 MODEL_FILE = "openvino_model.xml"
 META_FILE = "bielik-lsp.json"  # what the export knows and the IR does not: context, source
 ROWS = "logits_rows"  # the input naming the positions whose logits a pass returns
-PASS_IDS = 32  # prefill passes start at multiples of this: its logits depend on the cuts
+PASS_IDS = 128  # prefill passes start at multiples of this in every lane: its logits depend on
+# the cuts. Wide for prefill's sake; a request waits for one such pass of background work.
 ALTERNATIVE = "use --backend llamacpp, or an OpenVINO IR directory (optimum-cli export openvino)"
 
 

@@ -10,11 +10,14 @@ the last fraction of a second is used, so a process that runs for a moment (the 
 a keystroke) does not halve a pass, while a compile or a browser tab that keeps a core busy
 does, from the next pass on.
 
-Work nobody waits for (a document prefilled on open, the next suggestion prepared, the
-exactness and cost probes) runs in the background lane (`background()`): one core fewer than a
-request would get, so a writer's other programs keep one. Prefill passes are sized in time, not
-in ids (`Pace`): a pass of 64 ids takes 20 ms on an idle laptop and 350 ms on one thread of a
-busy one, and a keystroke's request waits for the pass under way (about 50 ms).
+Work nobody waits for (a document prefilled on open, the next suggestion prepared) runs in the
+background lane (`lane(background=True)`): one core fewer than a request would get, so a writer's
+other programs keep one. Work that a writer's request may overtake (that, and `continueDocument`)
+yields: its prefill passes are sized in time, not in ids (`Pace`): a pass of 64 ids takes 20 ms
+on an idle laptop and 350 ms on one thread of a busy one, and a keystroke's request waits for
+the pass under way (about 50 ms). Everything else (a request's own prefill, `continue`, the
+probes at load) prefills in the widest passes the backend does best, since no request can be
+waiting behind it: llama.cpp's batch, MLX's chunks of hundreds.
 
 Threads are half of it; the other half is the share of the CPU the kernel gives. Linux (with
 autogroup, the default of desktop kernels) shares the CPU fairly between sessions, not between
@@ -30,7 +33,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
 PASS_S = 0.05  # a prefill pass lasts about this long (CPU passes of 8 ids are as fast per id)
@@ -145,62 +148,98 @@ _lane = threading.local()
 
 
 def in_background() -> bool:
-    """Whether this thread runs background work now (see `background`)."""
+    """Whether this thread runs work nobody waits for now: one thread fewer (see `lane`)."""
     return getattr(_lane, "background", False)
 
 
+def yielding() -> bool:
+    """Whether a writer's request may need the engine before this thread's work ends (`lane`)."""
+    return getattr(_lane, "yields", False)
+
+
 @contextmanager
-def background(on: bool = True) -> Iterator[None]:
-    """Run the block in the background lane (when `on`): one thread fewer."""
-    before = in_background()
-    _lane.background = on
+def lane(*, yields: bool = False, background: bool = False) -> Iterator[None]:
+    """Run the block in a lane.
+
+    `yields` (a request may overtake it) cuts prefill passes short; `background` (nobody waits
+    for it) yields too and takes one thread fewer.
+    """
+    before = (in_background(), yielding())
+    _lane.background, _lane.yields = background, yields or background
     try:
         yield
     finally:
-        _lane.background = before
+        _lane.background, _lane.yields = before
+
+
+def background(on: bool = True) -> AbstractContextManager[None]:
+    """The background lane (when `on`): one thread fewer, prefill in short passes."""
+    return lane(background=on)
 
 
 class Pace:
-    """Seconds per prompt id of a model's recent prefill passes: passes sized in time.
+    """How a prompt is cut into prefill passes, and how long passes of each kind take.
 
-    The same measure says how long a prompt would take to prefill (`seconds`), so a request can
-    choose a shorter prompt where the whole one would keep the writer waiting.
+    Passes are as wide as the backend does best (`maximum`, its batch) unless a request may need
+    the engine meanwhile (`yielding`): then about PASS_S of work each, sized from the recent short
+    passes. The wide passes' measure says how long a request's prompt would take to prefill
+    (`seconds`), so a request can choose a shorter prompt where the whole one would keep the
+    writer waiting. Cutting a prompt either way is fine only where the cuts change nothing the
+    model computes (measured at load: decoder/backends/exactness.py); elsewhere `AlignedPace`.
     """
 
     def __init__(self) -> None:
-        self.per_id: float | None = None  # None until a pass of MIN_CHUNK ids or more was timed
+        self.short_per_id: float | None = None  # seconds per id of the passes cut short
+        self.wide_per_id: float | None = None  # of the wide ones (None: none of MIN_CHUNK+ yet)
+
+    def cuts_short(self) -> bool:
+        """Whether this thread's passes are cut short now: a request may need the engine."""
+        return yielding()
 
     def record(self, n: int, seconds: float) -> None:
-        """A prefill pass of `n` ids took `seconds` (half the weight to the newest)."""
-        if n >= MIN_CHUNK:
-            new = seconds / n
-            self.per_id = new if self.per_id is None else (self.per_id + new) / 2
+        """A prefill pass of `n` ids, cut as `chunk` said, took `seconds` (half weight to it)."""
+        if n < MIN_CHUNK:
+            return
+        new = seconds / n
+        if self.cuts_short():
+            old = self.short_per_id
+            self.short_per_id = new if old is None else (old + new) / 2
+        else:
+            old = self.wide_per_id
+            self.wide_per_id = new if old is None else (old + new) / 2
 
     def chunk(self, maximum: int, at: int = 0) -> int:
-        """Ids for the next prefill pass: about PASS_S of work, `maximum` at most.
+        """Ids for the next prefill pass: `maximum`, or about PASS_S of work where work yields.
 
         `at`, the position of its first id, matters to `AlignedPace` only.
         """
-        if self.per_id is None:
+        if not self.cuts_short():
+            return maximum
+        if self.short_per_id is None:
             return min(maximum, FIRST_CHUNK)
-        return max(MIN_CHUNK, min(maximum, int(PASS_S / self.per_id)))
+        return max(MIN_CHUNK, min(maximum, int(PASS_S / self.short_per_id)))
 
     def seconds(self, n: int) -> float:
-        """About how long `n` ids would take to prefill now (0 when no pass was timed)."""
-        return 0.0 if self.per_id is None else n * self.per_id
+        """About how long `n` ids would take a request to prefill now (0 before any pass)."""
+        per_id = self.wide_per_id or self.short_per_id
+        return 0.0 if per_id is None else n * per_id
 
 
 class AlignedPace(Pace):
-    """Passes at fixed positions (every `size` ids from 0), whatever they take.
+    """Passes at fixed positions (every `size` ids from 0) in every lane, whatever they take.
 
     For an engine whose logits depend on how a prompt is cut into passes (OpenVINO's CPU
-    plug-in): a prompt is then always cut the same way, so plain decoding gives the same text
-    from a fresh cache as from one that held the prompt before.
+    plug-in; MLX on a CPU; measured at load): a prompt is then always cut the same way, so plain
+    decoding gives the same text from a fresh cache in every process, whether the prompt was
+    prefilled for a request or in the background. Work that yields waits for a whole `size`.
     """
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
+
+    def cuts_short(self) -> bool:
+        return False  # cut alike in every lane: every pass is a request's kind of pass
 
     def chunk(self, maximum: int, at: int = 0) -> int:
         return min(maximum, self.size - at % self.size)
