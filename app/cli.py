@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from typing import Any
 
+from decoder.about import __version__
 from decoder.backends import threads
 from decoder.backends.blas import ensure_fast_blas
-from decoder.config import SCHEMA, Settings
+
+# libllama before numpy: on an H200 (CUDA 13.0) a CUDA build of llama.cpp segfaulted loading a
+# model once numpy's bundled OpenBLAS was mapped first, and numpy comes with decoder.config.
+if importlib.util.find_spec("llama_cpp") is not None:
+    import decoder.compat.llama_cpp  # noqa: F401
+
+from decoder.config import SCHEMA, Settings  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--config",
         help="TOML settings file (default: $BIELIK_LSP_CONFIG or ~/.config/bielik-lsp/config.toml)",
     )
+    p.add_argument("--version", action="version", version=f"bielik-lsp {__version__}")
     add_settings(p, "global")
     add_transport(p)  # `bielik-lsp --stdio` serves too, when a client's args leave out `serve`
     sub = p.add_subparsers(dest="command")
@@ -34,12 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--load", action="store_true", help="also load the models: exactness and measured costs"
     )
+    doctor.add_argument(
+        "--json", action="store_true", help="one JSON object (editors' health checks read it)"
+    )
     add_settings(doctor, "global", given_only=True)  # `doctor --preset P` too
     from app.bench.cli import add_parser
+    from app.checking import add_parser as add_check
+    from app.setup import add_parser as add_setup
     from app.tuning.tune import add_parser as add_tune
 
     add_parser(sub)
     add_tune(sub)
+    add_check(sub)
+    add_setup(sub)
     return p
 
 
@@ -169,6 +185,18 @@ def _tune(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
     return run(settings, args)
 
 
+def _setup(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.setup import run
+
+    return run(settings, args)
+
+
+def _check(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    from app.checking import run_check
+
+    return run_check(settings, args)
+
+
 COMMANDS = {
     None: _serve,
     "serve": _serve,
@@ -177,6 +205,8 @@ COMMANDS = {
     "serve-model": _run("run_serve_model"),
     "bench": _bench,
     "tune-drafter": _tune,
+    "check": _check,
+    "setup": _setup,
 }
 
 

@@ -9,11 +9,13 @@ import sys
 from pathlib import Path
 
 from app.errors import UserError
+from decoder.about import __version__, installer, upgrade_command
 from decoder.backends.blas import loaded_blas
+from decoder.backends.exactness import UNKNOWN, Outlook, outlook_of
 from decoder.backends.registry import BACKENDS, describe_family
 from decoder.config import Settings, is_remote
 from decoder.generation import Chunk, collect
-from decoder.pipeline import load
+from decoder.pipeline import load as load_engine
 
 
 def read_prompt(path: str) -> str:
@@ -38,7 +40,7 @@ def read_prompt(path: str) -> str:
 def run_continue(settings: Settings, args: argparse.Namespace) -> int:
     """Stream a continuation of the file to stdout; statistics to stderr (or all as JSON)."""
     text = read_prompt(args.file)
-    engine = load(settings, progress=not args.quiet)
+    engine = load_engine(settings, progress=not args.quiet)
 
     def stream(chunk: Chunk) -> None:
         sys.stdout.write(chunk.text)
@@ -94,11 +96,24 @@ def _server_line(server: dict) -> str:
 
 
 def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
-    """Print the platform, each backend's library, the engine and its models.
+    """Print the platform, each backend's library, the engine, its models and exactness.
 
-    Exit 1 if something makes us slow or broken (a WARNING line says what).
+    Exit 1 if something makes us slow or broken (a WARNING line says what). `--json` prints the
+    same as one object, for editors' health checks.
     """
+    report = doctor_report(settings, load=args.load or is_remote(settings.target))
+    if args.json:
+        json.dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(report["lines"]))
+    return 1 if report["warnings"] else 0
+
+
+def doctor_report(settings: Settings, load: bool) -> dict:
+    """What `doctor` says, as data: the lines it prints and the facts an editor reads."""
     lines = [
+        f"bielik-lsp {__version__} ({installer()}: {sys.executable})",
         f"platform   {platform.platform()} / Python {platform.python_version()}",
         f"backend    {settings.target_backend} (setting: {settings.backend}); "
         f"drafter on {settings.drafter_model_backend}",
@@ -110,12 +125,40 @@ def run_doctor(settings: Settings, args: argparse.Namespace) -> int:
     if settings.preset:
         lines.append(f"preset     {settings.preset} on {settings.target_backend}:")
         lines += [f"  {line}" for line in describe_family(settings.preset, settings.target_backend)]
-    if args.load or is_remote(settings.target):
-        engine = load(settings, progress=True)
-        lines += _describe(engine.describe())
-    for line in lines:
-        print(line)
-    return 1 if any("WARNING" in line for line in lines) else 0
+    exact = _outlook(settings)
+    if load:
+        engine = load_engine(settings, progress=True)
+        info = engine.describe()
+        lines += _describe({k: v for k, v in info.items() if k != "exact"})  # said below
+        measured = getattr(engine, "exactness", None)
+        exact = outlook_of(measured) if measured is not None else exact
+    lines.append(f"exact      speculation {exact.describe()}")
+    return {
+        "version": __version__,
+        "executable": sys.executable,
+        "install": installer(),
+        "upgrade": upgrade_command(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "backend": settings.target_backend,
+        "target": settings.target,
+        "drafter": settings.drafter,
+        "drafter_model": settings.drafter_model if settings.drafter != "none" else None,
+        "exact": {"status": exact.status, "detail": exact.detail, "fix": exact.fix},
+        "warnings": [line for line in lines if "WARNING" in line],
+        "lines": lines,
+    }
+
+
+def _outlook(settings: Settings) -> Outlook:
+    """Whether speculation will be exact, as the target's backend judges from its build."""
+    if is_remote(settings.target):
+        return Outlook("unknown", "an inference server decodes: its own speculation decides")
+    try:
+        judge = getattr(BACKENDS[settings.target_backend].implementation(), "outlook", None)
+    except ImportError:
+        return UNKNOWN
+    return judge(settings) if judge else UNKNOWN
 
 
 def _adapter_line(folder: str | None) -> str:

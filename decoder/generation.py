@@ -15,6 +15,12 @@ from decoder.config import Settings
 from decoder.sampling import Sampling
 from decoder.stats import RunStats
 
+Stage = Callable[[str], None]  # hears which step of a model load is under way
+
+
+def print_nothing(stage: str) -> None:
+    """The stage of a load nobody watches."""
+
 
 @dataclass
 class Chunk:
@@ -97,6 +103,15 @@ class Generator(Protocol):
 
     def describe(self) -> dict:
         """Where and how it runs, for doctor and statistics; never runs a model."""
+        ...
+
+    def score(
+        self, prefix: str, continuations: list[str], should_stop: Callable[[], bool] | None = None
+    ) -> list[float] | None:
+        """Log-probability of each continuation after `prefix`, in nats; None if unknown.
+
+        The spelling checker's question (decoder/scoring.py): which correction fits a sentence.
+        """
         ...
 
     def apply(self, settings: Settings) -> None:

@@ -8,8 +8,9 @@ RemoteEngine for a URL target; both are a `Generator`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from decoder import scoring
 from decoder.backends import exactness
 from decoder.backends.base import Backend, common_prefix
 from decoder.backends.exactness import Exactness
@@ -18,7 +19,7 @@ from decoder.config import ConfigError, Settings, is_remote
 from decoder.drafting import registry
 from decoder.drafting.drafter import Drafter
 from decoder.engine import Engine, FixedPolicy, Policy
-from decoder.generation import Chunk, Generator
+from decoder.generation import Chunk, Generator, Stage, print_nothing
 from decoder.policy import AutoPolicy
 from decoder.pricing import Costs, measure_costs
 from decoder.remote import RemoteEngine
@@ -47,14 +48,19 @@ class Pipeline:
             self.drafters = self._build_drafters()
 
     @classmethod
-    def load(cls, settings: Settings, *, progress: bool = True) -> Pipeline:
+    def load(
+        cls, settings: Settings, *, progress: bool = True, stage: Stage = print_nothing
+    ) -> Pipeline:
         """Load the target, measure whether its batches are exact, load the drafter model if used.
 
         Where `auto` cannot speculate exactly (and exactness is asked for), it decodes plain, so
-        it loads no drafter model and measures no costs.
+        it loads no drafter model and measures no costs. `stage` hears what each step is, for
+        an editor's progress.
         """
+        stage(f"loading {settings.target}")
         target = load_model(settings.target, settings, settings.target_backend, progress=progress)
         pipe = cls(settings, target)
+        stage("checking that batched passes are exact")
         limit = pipe.draft_limit  # exactness measured now, not on the first request
         speculates = settings.drafter != "auto" or limit != 0
         if registry.needs_model(settings.drafter) and speculates:
@@ -62,12 +68,14 @@ class Pipeline:
             if registry.check_format(settings.drafter, spec) == "dflash":
                 pipe.dflash = spec
             else:
+                stage(f"loading the drafter {spec}")
                 engine = settings.drafter_model_backend
                 pipe.drafter_model = load_model(
                     spec, settings, engine, progress=progress, adapter=settings.drafter_adapter
                 )
             pipe.drafters = pipe._build_drafters()
         if settings.drafter == "auto" and speculates:
+            stage("measuring what speculation costs on this machine")
             pipe.costs  # noqa: B018 — measured now, so the first request does not pay for it
         return pipe
 
@@ -153,6 +161,12 @@ class Pipeline:
     def reset(self) -> None:
         for backend in self._backends():
             backend.reset()
+
+    def score(
+        self, prefix: str, continuations: list[str], should_stop: Callable[[], bool] | None = None
+    ) -> list[float]:
+        """Log-probability of each continuation after `prefix`, on the target (own cache)."""
+        return scoring.score(self.engine.runner, prefix, continuations, should_stop)
 
     def describe(self) -> dict:
         """Backends, builds, threads and models; the drafters; exactness and measured costs."""
@@ -247,8 +261,21 @@ class Pipeline:
         )
 
 
-def load(settings: Settings, *, progress: bool = True) -> Generator:
+def load(settings: Settings, *, progress: bool = True, stage: Stage = print_nothing) -> Generator:
     """The engine `settings` ask for: an inference server for a URL target, else local models."""
     if is_remote(settings.target):
+        stage(f"connecting to {settings.target}")
         return RemoteEngine.connect(settings)
-    return Pipeline.load(settings, progress=progress)
+    return Pipeline.load(settings, progress=progress, stage=stage)
+
+
+def load_scorer(settings: Settings, *, progress: bool = True) -> Generator:
+    """An engine to read sentences with (`score`): the target alone, nothing measured.
+
+    With the fastest kernels (`exact` off): scores need no bit-exact decoding.
+    """
+    if is_remote(settings.target):
+        return RemoteEngine.connect(settings)
+    settings = replace(settings, exact=False)
+    target = load_model(settings.target, settings, settings.target_backend, progress=progress)
+    return Pipeline(settings, target)

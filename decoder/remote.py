@@ -66,6 +66,7 @@ class ServerInfo:
     context_length: int | None = None
     model: str = ""  # what the server says it serves
     build: str = ""
+    logprobs: bool = False  # /v1/completions gives the prompt's log-probabilities (echo)
 
 
 @dataclass(frozen=True)
@@ -204,10 +205,12 @@ class RemoteEngine:
         response = self.client.get(f"{self.root}/props")
         props = _json(response) if response.status_code == 200 else None
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+        logprobs = self._reads_prompts()
         if not isinstance(settings, dict):
-            return ServerInfo()
+            return ServerInfo(logprobs=logprobs)
         params = settings.get("params") or {}
         return ServerInfo(
+            logprobs=logprobs,
             kind="llama-server",
             speculates=bool(settings.get("speculative", False)),
             per_request_speculation="speculative.n_max" in params,
@@ -215,6 +218,61 @@ class RemoteEngine:
             model=Path(str(props.get("model_path", ""))).name,
             build=str(props.get("build_info", "")),
         )
+
+    def _reads_prompts(self) -> bool:
+        """Whether the server scores a prompt (`echo` + `logprobs`), asked with a short one.
+
+        vLLM and SGLang do; llama-server and mlx_lm.server refuse.
+        """
+        try:
+            return self._prompt_logprobs(["Ala ma kota."]) is not None
+        except (httpx.HTTPError, ServerError):
+            return False
+
+    def _prompt_logprobs(self, prompts: list[str]) -> list[tuple[list, list]] | None:
+        """(text offsets, log-probabilities) of each prompt's tokens; None when not given."""
+        body: dict = {"prompt": prompts, "max_tokens": 1, "echo": True, "logprobs": 0}
+        body["temperature"] = 0.0
+        if self.settings.remote_model:
+            body["model"] = self.settings.remote_model
+        response = self.client.post(f"{self.base}/completions", json=body)
+        if response.status_code >= 400:
+            return None
+        choices = (_json(response) or {}).get("choices") or []
+        out = []
+        for choice in sorted(choices, key=lambda c: c.get("index", 0)):
+            logprobs = choice.get("logprobs") or {}
+            offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
+            if not offsets or not values or len(values) < 2:
+                return None
+            out.append((offsets, values))
+        return out if len(out) == len(prompts) else None
+
+    def score(
+        self, prefix: str, continuations: list[str], should_stop: Callable[[], bool] | None = None
+    ) -> list[float] | None:
+        """Log-probability of each continuation after `prefix`, from the server; None if none.
+
+        From the prompt's log-probabilities (`echo`); where the server gives none, the
+        spelling checker ranks by its dictionary alone.
+        """
+        if not self.info.logprobs or self._closed or self.health.wait_s() > 0:
+            return None
+        try:
+            found = self._prompt_logprobs([prefix + c for c in continuations])
+        except httpx.HTTPError:
+            return None
+        if found is None:
+            return None
+        cut = len(prefix.rstrip())  # a token of the continuation may carry the space before it
+        return [
+            sum(
+                v
+                for o, v in zip(offsets, values, strict=False)
+                if v is not None and cut <= o < len(prefix) + len(c)  # not the generated token
+            )
+            for (offsets, values), c in zip(found, continuations, strict=True)
+        ]
 
     def apply(self, settings: Settings) -> None:
         """Sampling and the model name apply to the next request (the connection reloads)."""
@@ -245,6 +303,12 @@ class RemoteEngine:
             "server": server,
             "model": info.model or self.settings.remote_model or "(server default)",
             "speculation": self.policy().reason,
+            "spelling": (
+                "the model ranks corrections (prompt log-probabilities)"
+                if info.logprobs
+                else "the server gives no prompt log-probabilities: the dictionary ranks "
+                "spelling corrections alone"
+            ),
             "api_key": _key_source(self.settings),
             "tls_verify": self.settings.tls_verify,
             "up": self.health.up,

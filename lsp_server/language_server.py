@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from importlib.metadata import PackageNotFoundError, version
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from decoder.about import __version__
 from decoder.config import ConfigError, Settings
 
 from .client_watch import ClientWatch
@@ -33,19 +33,16 @@ from .documents import (
     offset_at,
 )
 from .errors import RequestFailed
+from .loading import LoadClock
 from .ring import Ring
 from .settings import Config, ServerOptions, needs_reload
 from .speculation import drafter_for
+from .spelling import SpellingState
 from .status import STATUS, Stats, status_payload
 from .worker import Supersession, Ticket, Worker
 
 log = logging.getLogger("bielik-lsp")
 PROGRESS_CREATE_S = 5.0  # a client that never answers window/workDoneProgress/create gets none
-
-try:
-    __version__ = version("bielik-lsp")
-except PackageNotFoundError:
-    __version__ = "0.0.0"
 
 
 class BielikServer(LanguageServer):
@@ -74,6 +71,7 @@ class BielikServer(LanguageServer):
         self.delivered: dict[str, tuple[str, str]] = {}  # item id -> (uri, kind of the item)
         self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
         self.client_watch = ClientWatch()  # exits when the editor's process is gone
+        self.spelling = SpellingState()  # spelling diagnostics (lsp_server/diagnostics.py)
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> Document:
@@ -160,8 +158,12 @@ class BielikServer(LanguageServer):
         if not (window and window.work_done_progress):
             return None
         token = f"bielik-{uuid.uuid4()}"
+        # Shielded: an answer after the timeout then completes a request nobody waits for, where
+        # a cancelled one made pygls show the editor "Error in server: CANCELLED" (a slow VS Code).
+        asking = asyncio.ensure_future(self.work_done_progress.create_async(token))
+        asking.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), PROGRESS_CREATE_S)
+            await asyncio.wait_for(asyncio.shield(asking), PROGRESS_CREATE_S)
         except Exception as e:  # refused, timed out, or the connection went away
             log.info("no work-done progress for %r: %s", title, e or type(e).__name__)
             return None
@@ -190,6 +192,24 @@ class BielikServer(LanguageServer):
                 or loop.call_soon_threadsafe(self.server_health, up, message)
             )
         )
+
+    async def _tell_loading(self, clock: LoadClock, progress: asyncio.Future) -> None:
+        """A load's stage and seconds in the progress, and a new stage in the status too.
+
+        Progress each second, and at once when the stage changes, so a short stage shows too.
+        """
+        told, at = None, 0.0
+        while True:
+            token = progress.result() if progress.done() else None
+            changed = clock.stage != told
+            if token is not None and (changed or clock.elapsed() - at >= 1.0):
+                message = clock.message()
+                self.work_done_progress.report(token, types.WorkDoneProgressReport(message=message))
+                at = clock.elapsed()
+            if changed:
+                told = clock.stage
+                self.send_status(message=f"model loading: {clock.message()}")
+            await asyncio.sleep(0.1)
 
     def end_progress(self, token: str | None, message: str) -> None:
         if token is not None:
@@ -231,7 +251,11 @@ class BielikServer(LanguageServer):
             loaded = self.config.engine
             self.worker.state = "loading"
             self.send_status()
-            await self.worker.load(loaded, self.config.server.load_timeout_s)
+            clock = LoadClock(loaded)
+            ticker = asyncio.ensure_future(self._tell_loading(clock, progress))
+            await self.worker.load(loaded, self.config.server.load_timeout_s, clock.set_stage)
+            ticker.cancel()
+            clock.finish(self.worker.state == "ready")
         if self.worker.state == "ready" and self.config.engine != loaded:
             await self.worker.call(self.worker.apply, self.config.engine)
         self.watch_server()

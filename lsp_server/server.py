@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from decoder.config import ConfigError, Settings
 
-from . import background, commands, inline
+from . import background, commands, diagnostics, inline
 from .compat import WatchedInput, track_command, untrack_command
 from .documents import PositionError, edit_end
 from .language_server import BielikServer
@@ -60,6 +60,7 @@ async def did_change_configuration(
             return
     if ls.apply_config(values):
         ls.send_status()
+        diagnostics.schedule_all(ls)  # spelling settings may have changed
 
 
 def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -68,6 +69,7 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
     ls.ring.opened(doc.uri, doc.source)
     background.warm(ls, doc.uri)
+    diagnostics.schedule(ls, doc.uri, debounce=False)
 
 
 def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -82,6 +84,7 @@ def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> N
         cursor = edit_end(doc.source, params.content_changes[-1], ls.encoding)
         ls.ring.edited(uri, doc.source, cursor)
     ls.changes.setdefault(uri, asyncio.Event()).set()
+    diagnostics.schedule(ls, uri)
 
 
 def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -94,12 +97,35 @@ def did_close(ls: BielikServer, params: types.DidCloseTextDocumentParams) -> Non
     ls.documents.close(uri)
     ls.ring.closed(uri)
     ls.changes.pop(uri, None)
+    diagnostics.closed(ls, uri)
 
 
 async def inline_completion(
     ls: BielikServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
-    return await inline.complete(ls, params, arrived=time.monotonic())
+    ls.spelling.waiting += 1  # spelling's dictionary pass steps aside until it is answered
+    try:
+        return await inline.complete(ls, params, arrived=time.monotonic())
+    finally:
+        ls.spelling.waiting -= 1
+
+
+async def document_diagnostic(
+    ls: BielikServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    return await diagnostics.pull(ls, params)
+
+
+def code_action(ls: BielikServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    return diagnostics.actions(ls, params)
+
+
+def add_word(ls: BielikServer, *args) -> dict:
+    return diagnostics.add_word(ls, args)
+
+
+def ignore_word(ls: BielikServer, *args) -> dict:
+    return diagnostics.ignore_word(ls, args)
 
 
 def did_show(ls: BielikServer, params) -> None:
@@ -142,6 +168,16 @@ FEATURES = (
     (types.TEXT_DOCUMENT_DID_CHANGE, did_change, None),
     (types.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
     (types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_completion, types.InlineCompletionOptions()),
+    (
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        document_diagnostic,
+        types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=False),
+    ),
+    (
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        code_action,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    ),
     (DID_SHOW, did_show, None),
     (DID_PARTIALLY_ACCEPT, did_partially_accept, None),
 )
@@ -151,6 +187,8 @@ COMMANDS = (
     (commands.STATS, show_stats),
     (commands.RELOAD, reload),
     (inline.ACCEPTED, accepted),
+    (diagnostics.ADD_WORD, add_word),
+    (diagnostics.IGNORE_WORD, ignore_word),
 )
 
 

@@ -16,6 +16,11 @@ from decoder.config import Settings
 from decoder.schema import ConfigError, Entry, camel, entries, setting, snake, validate
 
 SECTION = "bielik"
+# Prose formats: spell-checked by default (code files are not: identifiers are no prose).
+SPELLING_LANGUAGES = (
+    "plaintext", "markdown", "latex", "tex", "restructuredtext", "asciidoc", "org", "typst",
+    "gitcommit", "git-commit", "text", "mail", "html",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,9 +62,33 @@ class ServerOptions:
     languages: tuple[str, ...] = setting((), "languageIds to serve (empty: all)")
     globs: tuple[str, ...] = setting((), "file path globs to serve (empty: all)")
     enabled: bool = setting(True, "serve completions at all")
+    spelling: bool = setting(
+        True, "Polish spelling diagnostics, with quick fixes (docs/spelling.md)"
+    )
+    spelling_languages: tuple[str, ...] = setting(
+        SPELLING_LANGUAGES, "languageIds whose documents are spell-checked (empty: all)"
+    )
+    spelling_model: bool = setting(
+        True,
+        "the model reads the sentence: it ranks corrections and questions common words that a "
+        "far likelier near form would replace (false: the dictionary alone)",
+    )
+    spelling_delay_ms: int = setting(
+        400, "wait this long after an edit before checking its paragraph again", minimum=0
+    )
+    spelling_words: tuple[str, ...] = setting(
+        (),
+        "words accepted with all their inflected forms, besides the user and workspace "
+        "dictionaries that 'Add to dictionary' writes",
+    )
 
     def __post_init__(self) -> None:
         validate(self, "server")
+
+    def spells(self, language_id: str | None) -> bool:
+        """Whether a document of this language gets spelling diagnostics."""
+        languages = self.spelling_languages
+        return self.spelling and (not languages or language_id in languages)
 
     def serves(self, uri: str, language_id: str | None) -> bool:
         """Whether completions are wanted for this document."""

@@ -3,7 +3,9 @@
 The engine is not thread-safe, so every model call (loading included) runs on one thread, in
 order. Work is stopped between decoding cycles (and between prefill chunks) through
 `Ticket.should_stop`: a newer request, an edit, a `$/cancelRequest`, the time budget, or for
-background work an inline request waiting for the thread all end up there.
+background work an inline request waiting for the thread all end up there. Work that an inline
+request may overtake (prefilling on open, a prepared suggestion, continueDocument) prefills in
+short passes, so the request waits for one; a request's own prompt goes in the widest passes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 from decoder.backends import threads
 from decoder.config import Settings
-from decoder.generation import Generator
+from decoder.generation import Generator, Stage, print_nothing
 from decoder.sampling import Sampling
 from decoder.stats import RunStats
 
@@ -45,6 +47,7 @@ class Ticket:
         start = time.monotonic() if arrived is None else arrived
         self.deadline = None if budget_s is None else start + budget_s
         self._yields_to = yields_to
+        self.yields = yields_to is not None  # a request may overtake it: prefill in short passes
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -172,7 +175,9 @@ class Worker:
         while self.urgent:
             await asyncio.sleep(0.02)
 
-    async def load(self, settings: Settings, timeout_s: float) -> None:
+    async def load(
+        self, settings: Settings, timeout_s: float, stage: Stage = print_nothing
+    ) -> None:
         """Free the old models, then load new ones; sets state and error, never raises.
 
         A load that hangs (a stuck download, a file that never ends) ends in `error` after
@@ -180,7 +185,7 @@ class Worker:
         """
         self.state, self.error = "loading", ""
         try:
-            self.pipe = await asyncio.wait_for(self.call(_load, self, settings), timeout_s)
+            self.pipe = await asyncio.wait_for(self.call(_load, self, settings, stage), timeout_s)
             self.state = "ready"
         except TimeoutError:
             self._thread.abandon()
@@ -213,7 +218,8 @@ class Worker:
         """
         if ticket.should_stop():
             return Generated("", RunStats(), "cancelled", key)
-        with threads.background(ticket.background):  # one core fewer
+        # Work that yields prefills in short passes; background work also takes one core fewer.
+        with threads.lane(yields=ticket.yields, background=ticket.background):
             pipe = self.pipe
             text, stats, stop = "", RunStats(), "cancelled"
             pipe.select(key)
@@ -254,12 +260,13 @@ class Worker:
             self.pipe.forget(key)
 
 
-def _load(worker: Worker, settings: Settings) -> Generator:
+def _load(worker: Worker, settings: Settings, stage: Stage) -> Generator:
     """On the engine thread: drop the old engine (so two models never share memory), load."""
     from decoder.pipeline import load
 
     if worker.pipe is not None:
+        stage("freeing the previous models")
         worker.pipe.close()  # its models, or its client and background probe
     worker.pipe = None
     gc.collect()
-    return load(settings, progress=False)
+    return load(settings, progress=False, stage=stage)

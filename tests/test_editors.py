@@ -242,25 +242,57 @@ def test_nvim_ghost_text_client():
     )
 
 
-@pytest.mark.slow
-def test_nvim_readme_setup_starts_quietly(tmp_path):
-    """editors/README.md without a plugin manager, only `cmd` given: no message at all."""
+def test_nvim_checkhealth_verdicts():
+    """:checkhealth bielik: missing server, failing or hung doctor: ERROR; not exact: WARN."""
     nvim = _nvim_or_skip()
+    _nvim_run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", *_luafile("health.lua")], timeout=120
+    )
+
+
+def _nvim_user(tmp_path: Path, init_lua: str) -> tuple[dict, Path]:
+    """A throwaway user (XDG_*_HOME) with bielik.nvim in pack/*/start and `init_lua` as init.lua.
+
+    Returns their environment and a Polish markdown file to open.
+    """
     xdg = {f"XDG_{d.upper()}_HOME": tmp_path / d for d in ("config", "data", "state", "cache")}
     start = xdg["XDG_DATA_HOME"] / "nvim/site/pack/bielik/start"
     start.mkdir(parents=True)
     (start / "bielik.nvim").symlink_to(NVIM_PLUGIN)
     init = xdg["XDG_CONFIG_HOME"] / "nvim/init.lua"
     init.parent.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "app.cli", "serve"]
-    init.write_text(
-        f"require('bielik').setup({{ cmd = {{ {', '.join(map(json.dumps, cmd))} }} }})\n"
-    )
+    init.write_text(init_lua)
     doc = tmp_path / "umowa.md"
     doc.write_text((ROOT / "tests/fixtures/umowa.md").read_text(encoding="utf-8"), encoding="utf-8")
+    return {k: str(v) for k, v in xdg.items()}, doc
+
+
+@pytest.mark.slow
+def test_nvim_readme_setup_starts_quietly(tmp_path):
+    """editors/README.md without a plugin manager, only `cmd` given: no message at all."""
+    nvim = _nvim_or_skip()
+    cmd = ", ".join(map(json.dumps, [sys.executable, "-m", "app.cli", "serve"]))
+    env, doc = _nvim_user(tmp_path, f"require('bielik').setup({{ cmd = {{ {cmd} }} }})\n")
     lua = "luafile editors/nvim/tests/quiet_start.lua"
-    _nvim_run(
-        [nvim, "--headless", "-i", "NONE", "-n", "--cmd", lua, str(doc)],
-        timeout=600,
-        env={k: str(v) for k, v in xdg.items()},
-    )
+    argv = [nvim, "--headless", "-i", "NONE", "-n", "--cmd", lua, str(doc)]
+    _nvim_run(argv, timeout=600, env=env)
+
+
+@pytest.mark.slow
+def test_nvim_lsp_enable_alone(tmp_path):
+    """`vim.lsp.enable('bielik')` alone: attaches, ghost text, <Tab>, :checkhealth with no ERROR.
+
+    Only the plugin on the runtime path, the server on PATH, that one line the whole init.lua.
+    """
+    nvim = _nvim_or_skip()
+    server = Path(sys.executable).parent / "bielik-lsp"
+    if not server.exists():
+        pytest.skip(f"no {server}: run ./install.sh")
+    env, doc = _nvim_user(tmp_path, "vim.lsp.enable('bielik')\n")
+    bin_dir = tmp_path / "bin"  # as ~/.local/bin after `uv tool install bielik-lsp`
+    bin_dir.mkdir()
+    (bin_dir / "bielik-lsp").symlink_to(server)
+    env |= {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "BIELIK_TEST_BIN": str(bin_dir)}
+    lua = "luafile editors/nvim/tests/enable.lua"
+    argv = [nvim, "--headless", "-i", "NONE", "-n", "--cmd", lua, str(doc)]
+    _nvim_run(argv, timeout=900, env=env)

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from decoder.backends.exactness import MIN_POSITIONS, check, probe_ids
+from decoder.backends import threads
+from decoder.backends.base import Stopped
+from decoder.backends.exactness import (
+    ALIGNED_PASS,
+    MIN_POSITIONS,
+    check,
+    check_and_split,
+    probe_ids,
+)
+from decoder.backends.threads import AlignedPace, Pace
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
@@ -78,3 +89,64 @@ def test_the_check_runs_on_mlx_through_the_protocol(tiny_mistral):
     assert result.exact == (result.max_diff == 0.0)
     if result.exact:
         np.testing.assert_array_equal(batch, one)
+
+
+@pytest.fixture(scope="module")
+def wide(tiny):
+    """An exact tiny llama.cpp model, and a prompt's logits after a prefill in the widest passes."""
+    backend = LlamaCppBackend(tiny, threads=2, adapt_threads=False)
+    ids = probe_ids(backend, 700, seed=7)
+    return backend, ids, backend.sync(ids)
+
+
+@needs_exact_build
+@settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+@given(cuts=st.lists(st.integers(1, 96), min_size=1, max_size=12))
+def test_exact_llama_cpp_logits_do_not_depend_on_how_a_prompt_is_cut(wide, cuts):
+    """Short passes of any width (a busy machine's background prefill), then the widest."""
+    backend, ids, want = wide
+    backend.reset()
+    at = 0
+    for n in cuts:
+        backend.prefill_chunk(ids[at : at + n])
+        at += n
+    assert np.array_equal(backend.sync(ids), want)
+
+
+@needs_exact_build
+def test_the_check_finds_exact_llama_cpp_prefill_cut_invariant(tiny):
+    backend = LlamaCppBackend(tiny, threads=2)
+    found = check_and_split(backend, k=4)
+    assert found.cut_invariant and found.aligned is None, found.describe()
+    assert type(backend.pace) is Pace and "any cuts give the same logits" in found.describe()
+
+
+def lanes_agree(backend, ids) -> bool:
+    """A prompt prefilled in the background lane and for a request: the same next logits?"""
+    backend.reset()
+    with threads.background():
+        behind = backend.sync(ids)
+    backend.reset()
+    return bool(np.array_equal(backend.sync(ids), behind))
+
+
+@pytest.mark.slow
+def test_where_cuts_matter_exact_mode_cuts_prompts_alike_in_every_lane(gemma):
+    """MLX on a CPU: the logits depend on the cuts, so exact mode fixes them (every 256 ids).
+
+    Measured, not declared: where the check finds prefill cut-invariant, nothing is fixed and
+    the lanes agree anyway.
+    """
+    from decoder.backends.mlx import MLXBackend
+
+    backend = MLXBackend(gemma.backend.model, gemma.tokenizer, exact=True)
+    ids = probe_ids(backend, 700, seed=3)
+    if not lanes_agree(backend, ids):
+        found = check_and_split(backend, k=16)  # as loaded: split into exact widths, checked again
+        assert not found.cut_invariant and found.aligned == ALIGNED_PASS, found.describe()
+        assert isinstance(backend.pace, AlignedPace) and "cut every 256 ids" in found.describe()
+        backend.reset()
+        with threads.background(), pytest.raises(Stopped):  # a request waits for a fixed pass
+            backend.sync(ids, should_stop=lambda: len(backend.ids) > 0)
+        assert backend.ids == ids[:ALIGNED_PASS]
+    assert lanes_agree(backend, ids)

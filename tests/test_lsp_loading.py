@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from lsp_server.language_server import PROGRESS_CREATE_S
 from tests.test_lsp_server import Editor, inline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +45,11 @@ def refuse(client, params):
 
 async def never(client, params):
     await asyncio.Event().wait()
+
+
+async def late(client, params):
+    """A busy editor: the answer comes after the server stopped waiting for it."""
+    await asyncio.sleep(PROGRESS_CREATE_S + 1)
 
 
 @contextlib.asynccontextmanager
@@ -104,13 +110,15 @@ async def suggests(client: LanguageClient) -> None:
 
 @pytest.mark.parametrize(
     "create, progress",
-    [(refuse, True), (never, True), (None, False)],
-    ids=["refuses-progress", "never-answers-progress", "no-progress-capability"],
+    [(refuse, True), (never, True), (late, True), (None, False)],
+    ids=["refuses-progress", "never-answers-progress", "answers-late", "no-progress-capability"],
 )
 async def test_every_client_reaches_ready_and_gets_suggestions(create, progress):
     async with session(create, progress) as client:
         assert await settled(client) == "ready"
         await suggests(client)
+        await asyncio.sleep(PROGRESS_CREATE_S + 1.5)  # a late answer has come by now
+        assert not client.messages, client.messages  # no "Error in server" for it
 
 
 async def test_failed_load_ends_in_error_and_reload_or_config_recovers(tmp_path):
@@ -210,3 +218,23 @@ async def test_a_reload_frees_the_old_models_before_loading_new_ones(monkeypatch
     monkeypatch.setattr(decoder.pipeline, "load", load_watching_the_old)
     await worker.load(settings, timeout_s=600)
     assert worker.state == "ready" and alive_at_load == [False]
+
+
+async def test_a_load_says_what_it_does_and_how_long_it_took_last_time(tmp_path):
+    """Progress names each stage with its seconds; the next start knows how long the last took."""
+    env = {"BIELIK_LSP_CACHE": str(tmp_path)}
+    async with session(env=env) as client:
+        assert await settled(client) == "ready"
+        (reports,) = client.progress_reports.values()
+        said = [getattr(r, "message", None) or "" for r in reports]
+        first = [m for m in said if m.startswith("loading embedded:") and "first start here" in m]
+        assert first, said
+        assert any("checking that batched passes are exact" in m for m in said), said
+        loading = [s.message for s in client.editor.statuses if s.state == "loading"]
+        assert any(m.startswith("model loading: ") for m in loading), loading
+    assert (tmp_path / "load-seconds.json").exists()
+    async with session(env=env) as client:
+        assert await settled(client) == "ready"
+        (reports,) = client.progress_reports.values()
+        said = [getattr(r, "message", None) or "" for r in reports]
+        assert not any("first start here" in m for m in said), said

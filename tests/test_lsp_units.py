@@ -15,7 +15,9 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.progress import Progress
 
+from decoder.backends import threads
 from decoder.config import ConfigError, Settings
+from decoder.pipeline import Pipeline
 from lsp_server import compat
 from lsp_server.commands import ContinueArgs, ToggleArgs, parse
 from lsp_server.completion import (
@@ -45,7 +47,7 @@ from lsp_server.documents import (
 )
 from lsp_server.settings import Config, ServerOptions, camel, snake
 from lsp_server.speculation import drafter_for
-from lsp_server.worker import EngineThread, Ticket
+from lsp_server.worker import EngineThread, Ticket, Worker
 
 
 def test_utf16_columns_count_surrogate_pairs():
@@ -295,6 +297,46 @@ def test_ticket_budgets():
     assert not background.should_stop()
     waiting[0] = 1
     assert background.should_stop() and not background.cancelled
+
+
+def test_work_a_request_may_overtake_prefills_in_short_passes():
+    """A request's own prompt goes in the widest passes.
+
+    Prefill on open and continueDocument (they yield to requests) go in short ones, and the
+    background work with one thread fewer.
+    """
+    from tests import tiny_backend
+
+    model = tiny_backend.load("seed:3", Settings())
+    backend, passes = model.backend, []
+    feed = backend.prefill_chunk
+
+    def timed(ids: list[int]) -> None:  # 0.5 ms an id, as a small model on a busy laptop
+        passes.append((len(ids), threads.in_background()))
+        feed(ids)
+        time.sleep(5e-4 * len(ids))
+
+    backend.prefill_chunk = timed
+    worker = Worker()
+    worker.pipe = Pipeline(Settings(drafter="none"), model)
+    text = "Ala ma kota, a kot ma Alę. " * 40  # 522 ids
+    tickets = {
+        "request": Ticket(10.0),
+        "continueDocument": Ticket(yields_to=lambda: False),
+        "warm-up": Ticket(yields_to=lambda: False, background=True),
+    }
+    lanes = {}
+    for name, ticket in tickets.items():
+        passes.clear()
+        worker.pipe.reset()
+        worker.generate(text, max_tokens=3, drafter="none", ticket=ticket)
+        lanes[name] = passes[:]
+    assert lanes["request"] == [(512, False), (9, False)]
+    for name in ("continueDocument", "warm-up"):
+        cuts = [n for n, _ in lanes[name]]
+        assert sum(cuts) == 521 and max(cuts) <= 130 and len(cuts) >= 5, cuts
+        assert {background for _, background in lanes[name]} == {name == "warm-up"}
+    assert not threads.yielding() and not threads.in_background()  # the lanes ended with them
 
 
 def test_engine_thread_runs_urgent_calls_first_and_abandon_cancels_the_queue():

@@ -100,7 +100,7 @@ def test_a_registered_backend_loads_decodes_exactly_and_reports(tiny, repeat, ca
     assert time_peer(peer, pipe.engine.encode(RULE), 40)["ids"] == plain.ids
     from app.commands import run_doctor
 
-    run_doctor(settings, argparse.Namespace(load=False))
+    run_doctor(settings, argparse.Namespace(load=False, json=False))
     assert "random bigram models for tests" in capsys.readouterr().out
     with pytest.raises(ConfigError, match="must be one of"):
         Settings(backend="tiny2")

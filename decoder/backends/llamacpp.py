@@ -16,15 +16,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import llama_cpp as lib
 import numpy as np
 
 from decoder.backends import threads as lanes
 from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
+from decoder.backends.exactness import UNKNOWN, Outlook
 from decoder.backends.files import ModelLoadError, file_sha256
+from decoder.backends.llama_lib import SETUP_COMMAND
 from decoder.backends.models import Model, resolve_gguf
 from decoder.compat import llama_cpp as compat
+from decoder.compat.llama_cpp import lib
 
 if TYPE_CHECKING:
     from decoder.config import Settings
@@ -406,12 +408,33 @@ def load_adapter(model: Model, adapter: Adapter) -> None:
 
 
 def doctor(settings: Settings) -> list[str]:
-    """The binding's version, what the build offloads to, threads."""
+    """The binding's version, which libllama it loaded, what the build offloads to, threads."""
     threads = settings.threads or physical_cores()
     return [
         f"llama-cpp-python {lib.__version__}; build {compat.build()}; threads {threads}; "
-        f"GPU offload {'yes' if gpu_offload() else 'no'}"
+        f"GPU offload {'yes' if gpu_offload() else 'no'}",
+        f"libllama: {compat.LIBRARY}",
     ]
+
+
+def outlook(settings: Settings) -> Outlook:
+    """Whether speculation will be exact, from the build alone: tinyBLAS never is."""
+    if not settings.exact:
+        return Outlook(
+            "no",
+            "the exact setting is off: the fastest kernels, drafts verified as llama-server does",
+            "exact = true in the config file",
+        )
+    if compat.llamafile_compiled():
+        return Outlook(
+            "no",
+            "this llama.cpp build multiplies batches with tinyBLAS, so `auto` decodes plain "
+            "(the default CPU build of llama-cpp-python)",
+            f"{SETUP_COMMAND} (builds exact kernels once, about 5 minutes on 2 cores)",
+        )
+    if gpu_offload() and settings.gpu_layers != 0:
+        return UNKNOWN
+    return Outlook("yes", "CPU kernels without tinyBLAS; checked bit for bit when the models load")
 
 
 def peers(backend: LlamaCppBackend) -> list[tuple[str, Callable[[list[int], int], Iterator[int]]]]:

@@ -18,8 +18,9 @@ attention over n queries does not (a one-query pass takes another kernel path), 
 products over more rows than OpenBLAS computes like one (12 here with 2 threads, 3 with one).
 So in exact mode attention runs one query at a time inside a pass (each as its one-token pass
 would: decoder/compat/mlx_lm.py), and the pipeline splits passes into the widest width the
-self-check finds exact (`split_passes`). Prefill is not affected: its chunks are the same
-whether or not a run speculates.
+self-check finds exact (`split_passes`). Prefill runs batched, as wide as a request allows
+(decoder/backends/base.py); its logits depend on how a prompt is cut on a CPU, so there exact mode
+cuts every prompt at fixed positions, in every lane (measured at load: exactness.py).
 
 Hidden states: a DFlash drafter reads the target's hidden states at some layers (`capture`);
 they are kept per cached position, rewound with the cache and saved with it per document.
@@ -40,6 +41,7 @@ from decoder.backends import threads
 from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PrefixCaches, plan_sync, prefill
 from decoder.backends.blas import find_openblas, loaded_blas
+from decoder.backends.exactness import Outlook
 from decoder.backends.files import DTYPES, ModelLoadError
 from decoder.backends.models import HUB_GGUF, Model, resolve
 from decoder.compat.mlx_lm import one_query_at_a_time, rowwise_attention, tap_layers
@@ -346,10 +348,18 @@ def doctor(settings: Settings) -> list[str]:
         hint = (
             "OpenBLAS is installed but was not preloaded"
             if find_openblas()
-            else "install it: sudo apt-get install libopenblas0-pthread"
+            else "bielik-lsp setup builds one over PyPI's scipy-openblas32; or install the "
+            "system's: apt-get install libopenblas0-pthread"
         )
         lines.append(f"WARNING MLX runs on a reference BLAS: prefill ~20x slower ({hint})")
     return lines
+
+
+def outlook(settings: Settings) -> Outlook:
+    """Exact mode computes attention one query at a time; the check at load confirms it."""
+    if settings.exact:
+        return Outlook("yes", "MLX in exact mode; checked bit for bit when the models load")
+    return Outlook("no", "the exact setting is off", "exact = true in the config file")
 
 
 def peers(backend: MLXBackend) -> list[tuple[str, Callable[[list[int], int], Iterator[int]]]]:

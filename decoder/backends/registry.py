@@ -8,6 +8,8 @@ how to install it. The module provides:
 - `doctor(settings) -> list[str]`: what `bielik-lsp doctor` prints about the library;
 - `peers(backend) -> list[(name, generate)]`: the library's own generation on the same model,
   which `bielik-lsp bench` times beside ours;
+- optionally `outlook(settings) -> exactness.Outlook`: whether speculation will be exact here,
+  judged from the build before any model loads (`doctor`; unknown where not given);
 - optionally `load_adapter(model, adapter)`: a tuned drafter LoRA (decoder/backends/adapters.py)
   applied to a loaded model.
 
@@ -120,7 +122,7 @@ BACKENDS: dict[str, BackendKind] = {
             "MLX (mlx-lm): Apple silicon's GPU, or a CPU with OpenBLAS",
             "decoder.backends.mlx",
             requires="mlx",
-            install="pip install 'mlx-lm>=0.32,<0.33' (./install.sh does it)",
+            install="the full bielik-lsp package has it (bielik-lsp-remote does not)",
             # Where SpeakLeash publishes a DFlash drafter it drafts (decoder/drafting/dflash.py);
             # the Polish-tokenizer models draft with the 1.5B; `bielik-qwen` keeps the
             # multilingual Qwen2.5-1.5B. No MLX conversion is published for the PL models, the
@@ -157,7 +159,7 @@ BACKENDS: dict[str, BackendKind] = {
             "llama.cpp (llama-cpp-python): GGUF files as shipped, on CPU, CUDA, Metal or Vulkan",
             "decoder.backends.llamacpp",
             requires="llama_cpp",
-            install="./install.sh builds llama-cpp-python",
+            install="the full bielik-lsp package compiles it (bielik-lsp-remote does not)",
             presets={
                 "bielik": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
                 "bielik-qwen": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
@@ -178,7 +180,7 @@ BACKENDS: dict[str, BackendKind] = {
             "(llama/qwen2/qwen3; Q4_0, Q4_1, Q8_0, Q4_K, Q6_K) or an OpenVINO IR directory",
             "decoder.backends.openvino",
             requires="openvino_genai",
-            install="pip install 'bielik-lsp[openvino]' (./install.sh does it)",
+            install="the openvino extra: uv tool install 'bielik-lsp[openvino]'",
             presets={
                 "bielik": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},
                 "bielik-qwen": {"target": BIELIK_GGUF, "drafter_model": QWEN_GGUF},

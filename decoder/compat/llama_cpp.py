@@ -2,7 +2,8 @@
 
 Checked against llama-cpp-python 0.3.36 (llama.cpp's `llama_memory_*` API). Releases before the
 memory API (up to 0.3.9) named the same calls `llama_kv_self_*` / `llama_kv_cache_*`, on the
-context rather than on its memory.
+context rather than on its memory. Importing this module loads libllama: the exact build
+`bielik-lsp setup` made, where there is one (decoder/backends/llama_lib.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ import ctypes
 import os
 import re
 
-import llama_cpp as lib
+from decoder.backends import llama_lib
+
+LIBRARY = llama_lib.select()  # before the import below loads libllama
+
+import llama_cpp as lib  # noqa: E402
 
 VERSION_CHECKED = "0.3.36"
 

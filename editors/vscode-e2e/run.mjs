@@ -15,7 +15,7 @@
 import { readFileSync, writeFileSync, statSync, readdirSync, mkdirSync } from 'node:fs';
 import { join, basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launch, openFile } from './workbench.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -36,6 +36,7 @@ for (const key of ['url', 'file', 'settings', 'out']) {
 }
 
 const started = Date.now();
+const initialSettings = JSON.parse(readFileSync(opt.settings, 'utf8')); // what the user had (editSettings restores it)
 // The deadline counts from when the server got ready (a loaded machine loads the model slowly).
 let deadline = started + Number(opt['deadline-s']) * 1000 + Number(opt['load-timeout-s']) * 1000;
 const only = opt.checks ? new Set(opt.checks.split(',')) : null;
@@ -228,8 +229,7 @@ async function dismiss() {
 
 /** Edit the user settings as a user does: Preferences: Open User Settings (JSON), replace, save. */
 async function editSettings(extra) {
-  const command = JSON.parse(readFileSync(opt.settings, 'utf8'))['bielik.server.command'];
-  const want = { 'bielik.server.command': command, ...extra };
+  const want = { ...initialSettings, ...extra };
   await palette('Preferences: Open User Settings (JSON)');
   await page.locator('.tab.active[aria-label*="settings.json"]').first().waitFor({ timeout: 15000 });
   await focusEditor();
@@ -296,36 +296,11 @@ const PHRASES = [
 ];
 
 async function main() {
-  browser = await chromium.launch({
-    executablePath: opt.chromium,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
-  });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(20000);
+  ({ browser, page } = await launch(opt.chromium));
   await page.addInitScript(recorder);
   page.on('pageerror', (e) => log(`page error: ${e.message}`));
 
-  const opened = await check('workbench_opens', async () => {
-    await page.goto(opt.url, { timeout: 60000 });
-    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-    // A new user's first look at a folder: VS Code asks whether to trust it.
-    const trust = page.getByRole('button', { name: /Yes, I trust the authors/ });
-    if (await trust.waitFor({ timeout: 8000 }).then(() => true, () => false)) await trust.click();
-    // Open the document as a user does: Quick Open (Ctrl+P), its name, Enter.
-    const name = basename(opt.file);
-    await page.locator('.monaco-workbench .part.editor').click({ position: { x: 5, y: 5 } }).catch(() => undefined);
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 15000 });
-    await input.fill(name);
-    await page.locator('.quick-input-widget .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
-    await page.keyboard.press('Enter');
-    await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor({ timeout: 15000 });
-    await page.locator('.editor-group-container.active .monaco-editor .view-lines').waitFor({ timeout: 15000 });
-    return `${name} open`;
-  }, 180, false);
+  const opened = await check('workbench_opens', async () => `${await openFile(page, opt.url, opt.file)} open`, 180, false);
   if (!opened) return;
 
   const loadT0 = Date.now();

@@ -1,32 +1,8 @@
--- bielik.nvim user commands. The server starts once require('bielik').setup{} has run
--- (lazy.nvim calls it for you with `opts`); see :help bielik.
+-- bielik.nvim at startup: its user commands and the LspAttach hook that gives the server's buffers
+-- ghost text (require('bielik').init). The server starts with vim.lsp.enable('bielik')
+-- (lsp/bielik.lua) or require('bielik').setup{} (lazy.nvim calls it with `opts`); see :help bielik.
 if vim.g.loaded_bielik then
   return
 end
 vim.g.loaded_bielik = true
-
-local function bielik()
-  return require('bielik')
-end
-
-vim.api.nvim_create_user_command('BielikContinue', function(cmd)
-  bielik().continue({ max_tokens = tonumber(cmd.args) })
-end, { nargs = '?', desc = 'Bielik: continue the document at the cursor [max tokens]' })
-
-vim.api.nvim_create_user_command('BielikToggleSpeculation', function(cmd)
-  bielik().toggle_speculation(cmd.args ~= '' and cmd.args or nil)
-end, {
-  nargs = '?',
-  complete = function()
-    return { 'on', 'off', 'auto' }
-  end,
-  desc = 'Bielik: speculation on/off/auto for this file (no argument: cycle)',
-})
-
-vim.api.nvim_create_user_command('BielikStats', function()
-  bielik().stats()
-end, { desc = 'Bielik: statistics for this file and the session' })
-
-vim.api.nvim_create_user_command('BielikToggle', function()
-  bielik().toggle_buffer(0)
-end, { desc = 'Bielik: ghost text on/off for this buffer' })
+require('bielik').init()

@@ -93,6 +93,33 @@ function H.packadd(root)
   vim.cmd('packadd bielik.nvim')
 end
 
+--- Catch every message from now on (vim.notify; window/showMessage arrives there too): returns
+--- the list they go to.
+function H.catch_messages()
+  local caught = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, opts)
+    table.insert(caught, msg)
+    return notify(msg, level, opts)
+  end
+  return caught
+end
+
+--- Type words after the cursor (insert mode) until ghost text shows: a document's first request
+--- may run out of time on its cold prompt, and, as a user would, one types on. Returns the text.
+function H.ghost_after_words(buf, words)
+  for _, word in ipairs(words) do
+    H.feed(word .. ' ')
+    local ok = pcall(H.wait_for, 'ghost text', 20000, function()
+      return require('bielik.ghost').text(buf)
+    end)
+    if ok then
+      return require('bielik.ghost').text(buf)
+    end
+  end
+  return nil
+end
+
 --- Run `main` in the coroutine; the whole run fails after `timeout_ms`.
 function H.run(main, timeout_ms)
   vim.defer_fn(function()

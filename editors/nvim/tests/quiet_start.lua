@@ -12,12 +12,7 @@ local H = require('harness')
 local check, step, wait_for, feed = H.check, H.step, H.wait_for, H.feed
 local READY_MS = tonumber(os.getenv('BIELIK_READY_TIMEOUT_MS') or '') or 300000
 
-local notified = {}
-local notify = vim.notify
-vim.notify = function(msg, level, opts) -- window/showMessage arrives here too
-  table.insert(notified, msg)
-  return notify(msg, level, opts)
-end
+local notified = H.catch_messages()
 
 local function main()
   local bielik = require('bielik')
@@ -54,18 +49,7 @@ local function main()
   step('ghost text shows after typing a word', function()
     vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buf), 0 })
     feed('A1. Najemca zobowiązuje się')
-    local text
-    -- The document's first request may run out of time on its cold prompt; as a user would,
-    -- type on: the next one starts from the cached prompt.
-    for _, word in ipairs({ ' płacić', ' czynsz', ' w', ' terminie', ' do' }) do
-      feed(word .. ' ')
-      text = pcall(wait_for, 'ghost text', 20000, function()
-        return require('bielik.ghost').text(buf)
-      end) and require('bielik.ghost').text(buf)
-      if text then
-        break
-      end
-    end
+    local text = H.ghost_after_words(buf, { ' płacić', ' czynsz', ' w', ' terminie', ' do' })
     H.log('# ghost text: ' .. vim.inspect(text))
     check(text, 'ghost text after one of five words')
     check(#notified == 0, 'still no message: ' .. vim.inspect(notified))

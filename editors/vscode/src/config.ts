@@ -124,6 +124,16 @@ export function serverCommand(inspect: Inspect): ServerCommand {
   return { command: given, args: args as string[] };
 }
 
+/** Where `bielik.server.installSource` / `installSourceRemote` say to install the server from
+ * (machine settings, like the command: only the user's count). */
+export function installSources(inspect: Inspect): { source: string; remote: string } {
+  const value = (key: string, fallback: string) => {
+    const v = explicit(inspect(key), true);
+    return typeof v === 'string' && v.trim() ? v.trim() : fallback;
+  };
+  return { source: value('server.installSource', 'bielik-lsp'), remote: value('server.installSourceRemote', 'bielik-lsp-remote') };
+}
+
 /** Document selector for the client: the configured languages, files and unsaved buffers. */
 export function documentSelector(langs: string[]): { language: string; scheme: string }[] {
   const out: { language: string; scheme: string }[] = [];

@@ -18,7 +18,8 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import * as config from './config';
-import { Restarts, Started, describeExit, launchArgs, locateServer, startServer } from './launch';
+import { Host, installServer, offerUpgrade } from './installUi';
+import { Restarts, Started, Where, askInstallers, describeExit, findInstallers, launchArgs, locateServer, startServer } from './launch';
 import { PARTIAL_ACCEPT, PARTS, PartialAccept, ShownItem, partialAccept, partialAcceptParams } from './inline';
 import {
   CLIENT_COMMANDS,
@@ -37,6 +38,7 @@ import { StatusModel } from './status';
 import { StatsView } from './statsView';
 
 const SETTING = 'bielik.server.command';
+const MISSING = 'bielik-lsp is not installed: click to install it';
 const WAIT_FOR_EXIT_MS = 2000;
 
 /**
@@ -64,8 +66,18 @@ export class Bielik implements vscode.Disposable {
   private restarts = new Restarts();
   private readonly stats: StatsView;
   private readonly disposables: vscode.Disposable[] = [];
+  /** What uv and pipx said about their folders, asked once when the server was not found. */
+  private reported: Where['reported'];
+  /** An install or upgrade runs in a terminal: settings changes restart nothing meanwhile. */
+  private installing = false;
+  /** The "not installed" offer was shown (once a session; the status bar item stays). */
+  private offered = false;
+  /** The server's version was checked (once a session). */
+  private upgradeOffered = false;
+  private readonly host: Host;
 
-  constructor() {
+  /** `version`: the extension's own (the server is offered an upgrade when older). */
+  constructor(private readonly version?: string) {
     this.item = vscode.window.createStatusBarItem('bielik.status', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'Bielik';
     this.item.command = CLIENT_COMMANDS.toggleSpeculation;
@@ -80,6 +92,7 @@ export class Bielik implements vscode.Disposable {
       vscode.commands.registerCommand(CLIENT_COMMANDS.showStats, () => this.showStats()),
       vscode.commands.registerCommand(CLIENT_COMMANDS.restart, () => this.restart()),
       vscode.commands.registerCommand(CLIENT_COMMANDS.showLog, () => this.output.show(true)),
+      vscode.commands.registerCommand(CLIENT_COMMANDS.installServer, () => installServer(this.host)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextWord, () => this.acceptPart(PARTS.word)),
       vscode.commands.registerCommand(CLIENT_COMMANDS.acceptNextLine, () => this.acceptPart(PARTS.line)),
       vscode.window.onDidChangeActiveTextEditor(() => this.render()),
@@ -87,6 +100,37 @@ export class Bielik implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
       vscode.workspace.onDidGrantWorkspaceTrust(() => this.sendSettings()),
     );
+    this.host = {
+      where: () => this.where(),
+      sources: () => config.installSources(this.inspect()),
+      output: this.output,
+      setState: (state, message) => {
+        this.installing = state === 'installing';
+        this.model.setState(state, message);
+        this.render();
+      },
+      stop: () => this.stop(),
+      start: () => this.restart(), // a server still running (an install asked for by hand) goes first
+    };
+  }
+
+  private where(): Where {
+    return {
+      env: process.env,
+      home: os.homedir(),
+      platform: process.platform,
+      trustedFolders: vscode.workspace.isTrusted ? this.folders() : [],
+      reported: this.reported,
+    };
+  }
+
+  /** The server program: the setting, PATH, the usual places, then where uv and pipx say. */
+  private async locate(setting: string | undefined) {
+    const located = locateServer(setting, this.where());
+    if (located.found || setting || this.reported) return located;
+    this.reported = await askInstallers(findInstallers(this.where()), process.env);
+    this.output.info(`uv and pipx put programs in: ${[...this.reported.bins, ...this.reported.envs].join(', ') || '(neither is here)'}`);
+    return locateServer(setting, this.where());
   }
 
   private inspect(): config.Inspect {
@@ -102,14 +146,14 @@ export class Bielik implements vscode.Disposable {
     this.warn(problems);
     this.sent = settings;
     this.restarts = new Restarts();
-    const located = locateServer(setting, {
-      env: process.env,
-      home: os.homedir(),
-      platform: process.platform,
-      trustedFolders: vscode.workspace.isTrusted ? this.folders() : [],
-    });
+    this.installing = false;
+    const located = await this.locate(setting);
+    if (!located.found && !setting) {
+      this.missing(located.problem);
+      return;
+    }
     if (!located.found) {
-      this.fail(`${located.problem}. Install the server (./install.sh in a clone of bielik-lsp) and set ${SETTING} to its bielik-lsp.`);
+      this.fail(`${located.problem}. Install the server (Bielik: Install Server) or set ${SETTING} to its bielik-lsp.`);
       return;
     }
     const command = located.command;
@@ -151,6 +195,11 @@ export class Bielik implements vscode.Disposable {
       // A server that exits before it answers `initialize` can leave start() resolved (the
       // library drops its start promise when the connection closes): check what came of it.
       if (client.state !== State.Running) throw new Error('the connection closed before initialize');
+      if (!this.upgradeOffered) {
+        // Once a session: an upgrade that brings no newer release must not ask again.
+        this.upgradeOffered = true;
+        void offerUpgrade(this.host, command, client.initializeResult?.serverInfo?.version, this.version);
+      }
     } catch (e) {
       if (client !== this.client) return;
       this.client = undefined;
@@ -198,6 +247,23 @@ export class Bielik implements vscode.Disposable {
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
+  /** No server anywhere (and no setting): the status bar offers the install, and one message
+   * says so with the same offer (once a session). */
+  private missing(problem: string): void {
+    this.model.setState('missing', MISSING);
+    this.render();
+    this.output.warn(problem);
+    if (this.offered) return;
+    this.offered = true;
+    const [install, choose] = ['Install…', 'Use Another Program'];
+    void Promise.resolve(vscode.window.showInformationMessage(
+      'Bielik needs its language server, bielik-lsp, which is not installed here. Install it now (a few minutes, in a terminal)?',
+      install, choose)).then((picked) => {
+      if (picked === install) void vscode.commands.executeCommand(CLIENT_COMMANDS.installServer);
+      else if (picked === choose) void vscode.commands.executeCommand('workbench.action.openSettings', SETTING);
+    });
+  }
+
   /** One error message, with the way to fix it; the status bar shows the error until a restart. */
   private fail(message: string): void {
     this.model.setState('error', message);
@@ -232,7 +298,7 @@ export class Bielik implements vscode.Disposable {
   }
 
   async configurationChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
-    if (!e.affectsConfiguration('bielik')) return;
+    if (!e.affectsConfiguration('bielik') || this.installing) return;
     if (config.needsRestart((section) => e.affectsConfiguration(section)) || !this.client) {
       await this.restart();
       return;
@@ -364,10 +430,12 @@ export class Bielik implements vscode.Disposable {
     const r = this.model.render(served ? editor!.document.uri.toString() : undefined);
     this.item.text = r.text;
     this.item.tooltip = r.tooltip;
-    this.item.command = this.model.state === 'error' ? CLIENT_COMMANDS.showLog : CLIENT_COMMANDS.toggleSpeculation;
+    const state = this.model.state;
+    this.item.command = state === 'error' ? CLIENT_COMMANDS.showLog
+      : state === 'missing' ? CLIENT_COMMANDS.installServer : CLIENT_COMMANDS.toggleSpeculation;
     this.item.backgroundColor = r.severity === 'normal' ? undefined
       : new vscode.ThemeColor(r.severity === 'error' ? 'statusBarItem.errorBackground' : 'statusBarItem.warningBackground');
-    if (served || this.model.state === 'error') this.item.show();
+    if (served || ['error', 'missing', 'installing'].includes(state)) this.item.show();
     else this.item.hide();
   }
 
@@ -395,7 +463,7 @@ function isCancelled(e: unknown): boolean {
 let instance: Bielik | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<Bielik> {
-  instance = new Bielik();
+  instance = new Bielik(context.extension?.packageJSON?.version);
   context.subscriptions.push(instance);
   await instance.start();
   return instance;

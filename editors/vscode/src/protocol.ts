@@ -21,6 +21,7 @@ export const CLIENT_COMMANDS = {
   showLog: 'bielik.client.showLog',
   acceptNextWord: 'bielik.client.acceptNextWord',
   acceptNextLine: 'bielik.client.acceptNextLine',
+  installServer: 'bielik.client.installServer',
 } as const;
 
 export const STATUS_NOTIFICATION = 'bielik/status';

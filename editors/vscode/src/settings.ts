@@ -41,6 +41,11 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   languages: ['markdown', 'plaintext', 'latex'],
   globs: [],
   enabled: true,
+  spelling: true,
+  spellingLanguages: ['plaintext', 'markdown', 'latex', 'tex', 'restructuredtext', 'asciidoc', 'org', 'typst', 'gitcommit', 'git-commit', 'text', 'mail', 'html'],
+  spellingModel: true,
+  spellingDelayMs: 400,
+  spellingWords: [],
 };
 
 export type Kind = 'string' | 'number' | 'integer' | 'boolean' | 'strings';
@@ -86,6 +91,11 @@ export const KINDS: Readonly<Record<string, Kind>> = {
   languages: 'strings',
   globs: 'strings',
   enabled: 'boolean',
+  spelling: 'boolean',
+  spellingLanguages: 'strings',
+  spellingModel: 'boolean',
+  spellingDelayMs: 'integer',
+  spellingWords: 'strings',
 };
 
 /** Settings that choose which files the server loads: user settings only in an

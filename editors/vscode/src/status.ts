@@ -50,15 +50,22 @@ export class StatusModel {
 
   render(activeUri?: string): Rendered {
     const f = activeUri ? this.files.get(activeUri) : undefined;
-    const icon = ({ loading: '$(sync~spin)', starting: '$(sync~spin)', ready: '$(feather)', error: '$(error)', stopped: '$(circle-slash)' } as Record<string, string>)[this.state] ?? '$(question)';
+    const icon = ({
+      loading: '$(sync~spin)', starting: '$(sync~spin)', installing: '$(sync~spin)', ready: '$(feather)', error: '$(error)',
+      stopped: '$(circle-slash)', missing: '$(cloud-download)',
+    } as Record<string, string>)[this.state] ?? '$(question)';
     const parts = [`${icon} Bielik`];
     if (this.state === 'ready' && activeUri) {
       parts.push(`spec:${f?.speculation ?? 'auto'}`);
       if (f?.acceptanceRate !== undefined && f.acceptanceRate > 0) parts.push(percent(f.acceptanceRate));
       if (f?.tokensPerSecond !== undefined && f.tokensPerSecond > 0) parts.push(`${f.tokensPerSecond.toFixed(1)} tok/s`);
       if (f?.charsPerSecond !== undefined && f.charsPerSecond > 0) parts.push(`${f.charsPerSecond.toFixed(0)} chars/s`);
+    } else if (this.state === 'missing') {
+      parts.push('not installed');
     } else if (this.state !== 'ready') {
       parts.push(this.state);
+      // What a long first start is doing (converting, building caches), as the server says it.
+      if (this.state === 'loading' && this.message && this.message !== 'model loading') parts.push(`(${clip(this.message, 48)})`);
     }
     const lines = [`Bielik: model ${this.state}${this.message && this.message !== `model ${this.state}` ? ` (${this.message})` : ''}`];
     if (activeUri) {
@@ -74,10 +81,16 @@ export class StatusModel {
       if (f?.tokensPerSecond !== undefined) lines.push(`Last speed: ${f.tokensPerSecond.toFixed(1)} tokens/s${f.charsPerSecond !== undefined ? `, ${f.charsPerSecond.toFixed(1)} characters/s` : ''}`);
       if (f?.prefilledTokens !== undefined) lines.push(`Last prefill: ${f.prefilledTokens} tokens`);
     }
-    lines.push('', 'Click to toggle speculation for this file.');
+    lines.push('', ({ error: 'Click to show the log.', missing: 'Click to install the server.' } as Record<string, string>)[this.state]
+      ?? 'Click to toggle speculation for this file.');
     const severity = this.state === 'error' ? 'error' : this.state === 'stopped' ? 'warning' : 'normal';
     return { text: parts.join(' '), tooltip: lines.join('\n'), severity };
   }
+}
+
+function clip(text: string, max: number): string {
+  const line = text.split('\n')[0];
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 export function percent(x: number): string {

@@ -3,7 +3,8 @@
 -- Starts the server through vim.lsp for the configured filetypes, shows its inline completions as
 -- ghost text (bielik.ghost; or Neovim's vim.lsp.inline_completion with ghost_text = 'native'),
 -- and adds :BielikContinue, :BielikToggleSpeculation, :BielikStats, :BielikToggle and a
--- statusline component. See :help bielik.
+-- statusline component. Two ways in, the same client: `vim.lsp.enable('bielik')` (lsp/bielik.lua
+-- returns M.lsp_config()) or setup{} (its own FileType autocmd). See :help bielik.
 
 local ghost = require('bielik.ghost')
 
@@ -73,6 +74,30 @@ function M.server_settings()
   return next(out) and out or vim.empty_dict() -- an empty Lua table would go out as a JSON array
 end
 
+--- The client configuration, from the defaults or what setup{} set: lsp/bielik.lua returns it for
+--- vim.lsp.enable('bielik'), and setup{}'s own start uses it. Ghost text and keymaps come from the
+--- LspAttach autocmd (M.init), so they work either way and survive an on_attach of the user's.
+function M.lsp_config()
+  M.init()
+  local ids = M.config.language_ids or {}
+  return {
+    cmd = M.config.cmd,
+    filetypes = M.config.filetypes,
+    root_markers = M.config.root_markers,
+    init_options = M.server_settings(), -- an object, also when empty (see server_settings)
+    settings = { bielik = M.server_settings() },
+    get_language_id = function(_, filetype)
+      return ids[filetype] or filetype
+    end,
+    handlers = { [STATUS] = M._on_status },
+  }
+end
+
+--- Whether vim.lsp.enable('bielik') starts the server (then setup{} leaves that to it).
+local function enabled()
+  return vim.lsp.is_enabled ~= nil and vim.lsp.is_enabled('bielik')
+end
+
 --- setup{}: plugin options plus any server setting (see :help bielik-settings).
 function M.setup(opts)
   opts = opts or {}
@@ -105,7 +130,12 @@ function M.setup(opts)
     vim.notify(err, vim.log.levels.ERROR)
     return
   end
+  M._setup_done = true
+  M.init()
   M._autocmds()
+  if enabled() then -- lsp/bielik.lua reads M.config again: drop Neovim's resolved copy
+    vim.lsp.config('bielik', {})
+  end
   -- Buffers already open (lazy loading on a FileType event): attach them now.
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) and vim.tbl_contains(M.config.filetypes, vim.bo[buf].filetype) then
@@ -131,7 +161,7 @@ local function redraw()
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'BielikStatus', modeline = false })
 end
 
-local function on_status(_, payload)
+function M._on_status(_, payload)
   if type(payload) ~= 'table' then
     return
   end
@@ -159,7 +189,7 @@ end
 --- Start (or reuse) the server for a buffer.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  if vim.b[bufnr].bielik_disabled or vim.bo[bufnr].buftype ~= '' then
+  if vim.b[bufnr].bielik_disabled or vim.bo[bufnr].buftype ~= '' or enabled() then
     return nil
   end
   local cmd = M.config.cmd
@@ -167,21 +197,9 @@ function M.attach(bufnr)
     vim.notify(('bielik: %s is not executable; set cmd in require("bielik").setup{}'):format(cmd[1]), vim.log.levels.ERROR)
     return nil
   end
-  local ids = M.config.language_ids or {}
-  return vim.lsp.start({
-    name = 'bielik',
-    cmd = cmd,
-    root_dir = root_dir(bufnr),
-    init_options = M.server_settings(), -- an object, also when empty (see server_settings)
-    settings = { bielik = M.server_settings() },
-    get_language_id = function(_, filetype)
-      return ids[filetype] or filetype
-    end,
-    handlers = { [STATUS] = on_status },
-    on_attach = function(client, buf)
-      M._on_attach(client, buf)
-    end,
-  }, { bufnr = bufnr })
+  local config = M.lsp_config()
+  config.name, config.root_dir = 'bielik', root_dir(bufnr)
+  return vim.lsp.start(config, { bufnr = bufnr })
 end
 
 local ACCEPTS = {
@@ -525,6 +543,26 @@ function M.file_status(bufnr)
 end
 
 local group = vim.api.nvim_create_augroup('bielik', { clear = true })
+
+--- The user commands and the LspAttach autocmd that gives a bielik client's buffers ghost text
+--- and keymaps. Idempotent; plugin/bielik.lua, setup{} and lsp/bielik.lua call it, so a plugin
+--- put on the runtime path after startup works too.
+function M.init()
+  if M._initialized then
+    return
+  end
+  M._initialized = true
+  require('bielik.commands')
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = vim.api.nvim_create_augroup('bielik.attach', { clear = true }),
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == 'bielik' then
+        M._on_attach(client, ev.buf)
+      end
+    end,
+  })
+end
 
 function M._autocmds()
   vim.api.nvim_clear_autocmds({ group = group })

@@ -41,4 +41,9 @@ return {
   languages = {}, -- languageIds to serve (empty: all)
   globs = {}, -- file path globs to serve (empty: all)
   enabled = true, -- serve completions at all
+  spelling = true, -- Polish spelling diagnostics, with quick fixes (docs/spelling.md)
+  spelling_languages = { 'plaintext', 'markdown', 'latex', 'tex', 'restructuredtext', 'asciidoc', 'org', 'typst', 'gitcommit', 'git-commit', 'text', 'mail', 'html' }, -- languageIds whose documents are spell-checked (empty: all)
+  spelling_model = true, -- the model reads the sentence: it ranks corrections and questions common words that a far likelier near form would replace (false: the dictionary alone)
+  spelling_delay_ms = 400, -- wait this long after an edit before checking its paragraph again
+  spelling_words = {}, -- words accepted with all their inflected forms, besides the user and workspace dictionaries that 'Add to dictionary' writes
 }

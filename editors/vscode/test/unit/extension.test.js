@@ -2,6 +2,7 @@
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const cp = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -147,29 +148,163 @@ test('configuration changes: server settings are sent, client settings restart t
   assert.deepEqual(env.clients[1].process.spawnargs.slice(1, 4), ['--preset', 'bielik', 'serve']);
 });
 
-test('no bielik-lsp anywhere: one message with a button to the setting, no client', async () => {
+/**
+ * A throwaway user: HOME and PATH of their own, with a stand-in `uv` on PATH (a real program) that
+ * answers `uv tool dir [--bin]` and, on `uv tool install|upgrade`, puts a `bielik-lsp` (SERVER's
+ * body) into its tools folder with a link in ~/.local/bin, as uv does. Every call goes to
+ * ~/uv-calls with the CMAKE_ARGS it saw.
+ */
+function user({ uv = true } = {}) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-home-'));
+  const bin = path.join(home, 'path-bin');
+  fs.mkdirSync(bin);
+  if (uv) {
+    fs.writeFileSync(path.join(bin, 'uv'), `#!/bin/sh
+echo "$* | CMAKE_ARGS=$CMAKE_ARGS" >> "$HOME/uv-calls"
+case "$1 $2 $3" in
+  "tool dir --bin") echo "$HOME/.local/bin" ;;
+  "tool dir "*) echo "$HOME/.local/share/uv/tools" ;;
+  "tool install "*|"tool upgrade "*)
+    for pkg in "$@"; do :; done
+    case "$pkg" in *remote*) pkg=bielik-lsp-remote ;; *) pkg=bielik-lsp ;; esac
+    mkdir -p "$HOME/.local/share/uv/tools/$pkg/bin" "$HOME/.local/bin"
+    printf '#!/bin/sh\nexec sleep 60\n' > "$HOME/.local/share/uv/tools/$pkg/bin/bielik-lsp"
+    chmod +x "$HOME/.local/share/uv/tools/$pkg/bin/bielik-lsp"
+    ln -sf "$HOME/.local/share/uv/tools/$pkg/bin/bielik-lsp" "$HOME/.local/bin/bielik-lsp"
+    echo "Installed 1 executable: bielik-lsp" ;;
+esac
+`, { mode: 0o755 });
+  }
+  const saved = { HOME: process.env.HOME, PATH: process.env.PATH };
+  process.env.HOME = home;
+  process.env.PATH = [bin, '/usr/bin', '/bin'].join(path.delimiter); // no bielik-lsp, uv or pipx there
+  const calls = () => (fs.existsSync(path.join(home, 'uv-calls')) ? fs.readFileSync(path.join(home, 'uv-calls'), 'utf8').trim().split('\n') : []);
+  return { home, calls, restore: () => Object.assign(process.env, saved) };
+}
+
+async function until(what, fn, ms = 15000) {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('no bielik-lsp anywhere: one offer to install it; the CUDA build installs in a terminal, then starts', async () => {
   const env = load();
-  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-empty-'));
-  const saved = process.env.PATH;
-  process.env.PATH = empty;
+  const u = user();
   try {
-    env.vscode.__state.pressButton = 'Open Setting';
+    const state = env.vscode.__state;
+    state.pressButton = 'Install…';
+    state.quickPick = 'NVIDIA GPU (CUDA)';
     const bielik = await env.extension.activate({ subscriptions: [] });
     await env.vscode.__open('file:///a.md', 'markdown');
-    assert.equal(env.clients.length, 0, 'nothing started');
-    assert.equal(bielik.model.state, 'error');
-    assert.equal(env.vscode.__state.messages.length, 1);
-    const [kind, text, buttons] = env.vscode.__state.messages[0];
-    assert.equal(kind, 'error');
-    assert.match(text, /^Bielik: cannot find bielik-lsp \(looked on PATH, in .*\.local\/bin\/bielik-lsp.*\)\. .*set bielik\.server\.command/);
-    assert.deepEqual(buttons, ['Open Setting', 'Show Log']);
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(env.vscode.__state.executed.at(-1), ['workbench.action.openSettings', 'bielik.server.command']);
-    assert.match(env.vscode.__state.statusBarItems[0].text, /error/);
-    assert.equal(env.vscode.__state.statusBarItems[0].command, 'bielik.client.showLog');
+    const [kind, text, buttons] = state.messages[0];
+    assert.equal(kind, 'info', 'an offer, not an error');
+    assert.match(text, /^Bielik needs its language server, bielik-lsp, which is not installed here\. Install it now/);
+    assert.deepEqual(buttons, ['Install…', 'Use Another Program']);
+    await until('the server started from where uv put it', () => env.clients.length === 1 && env.clients[0].running);
+    const [items, options] = state.quickPicks[0];
+    assert.deepEqual(items.map((i) => i.label), ['CPU', 'NVIDIA GPU (CUDA)', 'GPU through Vulkan (AMD, Intel, NVIDIA)', 'Remote only']);
+    assert.equal(items[0].detail, 'uv tool install --config-settings-package llama-cpp-python:cmake.define.GGML_LLAMAFILE=OFF bielik-lsp');
+    assert.equal(items[1].detail, "CMAKE_ARGS='-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF' uv tool install --reinstall-package llama-cpp-python bielik-lsp");
+    assert.match(options.title, /Install the Bielik server/);
+    const terminal = state.terminals[0];
+    assert.equal(terminal.shown, true, 'the user sees the install');
+    assert.equal(terminal.options.name, 'Bielik: install');
+    assert.match(terminal.output, /Installed 1 executable: bielik-lsp/);
+    assert.ok(u.calls().includes('tool install --reinstall-package llama-cpp-python bielik-lsp | CMAKE_ARGS=-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF'), u.calls().join('\n'));
+    assert.equal(env.clients[0].process.spawnargs[0], path.join(u.home, '.local', 'bin', 'bielik-lsp'), 'where uv links it, not on PATH');
+    assert.match(state.messages.at(-1)[1], /bielik-lsp is installed and starting\. .*bielik-lsp setup/);
+    assert.equal(state.messages.filter((m) => m[0] === 'error').length, 0);
+    assert.notEqual(bielik.model.state, 'missing');
     await env.extension.deactivate();
   } finally {
-    process.env.PATH = saved;
+    u.restore();
+  }
+});
+
+test('remote only: the lean package, and the inference server URL kept in the user settings', async () => {
+  const env = load();
+  const u = user();
+  try {
+    const state = env.vscode.__state;
+    Object.assign(state, { pressButton: 'Install…', quickPick: 'Remote only', inputBox: 'http://gpu-box:8080/v1' });
+    state.settings['server.installSourceRemote'] = 'git+https://example.org/bielik-lsp-remote';
+    await env.extension.activate({ subscriptions: [] });
+    await until('the server started', () => env.clients.length === 1 && env.clients[0].running);
+    assert.deepEqual(state.updates, [['target', 'http://gpu-box:8080/v1', 1]], 'bielik.target in the user (global) settings');
+    assert.equal(state.inputBoxOptions.validateInput('host:8080'), 'a URL such as http://host:8080/v1');
+    assert.equal(state.inputBoxOptions.validateInput('https://h/v1'), undefined);
+    assert.ok(u.calls().includes('tool install git+https://example.org/bielik-lsp-remote | CMAKE_ARGS='), u.calls().join('\n'));
+    assert.doesNotMatch(state.messages.at(-1)[1], /bielik-lsp setup/, 'nothing to build for a remote-only install');
+    await env.extension.deactivate();
+  } finally {
+    u.restore();
+  }
+});
+
+test('neither uv nor pipx: the offer says how to get uv, with its official installer', async () => {
+  const env = load();
+  const u = user({ uv: false });
+  try {
+    const state = env.vscode.__state;
+    Object.assign(state, { pressButton: ['Install…', 'How to Get uv'], quickPick: 'CPU' });
+    const bielik = await env.extension.activate({ subscriptions: [] });
+    await until('the uv offer', () => state.messages.length === 2);
+    const [kind, text, buttons] = state.messages[1];
+    assert.equal(kind, 'info');
+    assert.match(text, /neither is here\. Install uv with its official installer \(curl -LsSf https:\/\/astral\.sh\/uv\/install\.sh \| sh\)\?/);
+    assert.deepEqual(buttons, ['Install uv', 'How to Get uv']);
+    await until('the docs opened', () => state.executed.some((e) => e[0] === 'openExternal'));
+    assert.deepEqual(state.executed.find((e) => e[0] === 'openExternal'), ['openExternal', 'https://docs.astral.sh/uv/getting-started/installation/']);
+    assert.equal(state.terminals.length, 0, 'nothing runs unasked');
+    assert.equal(bielik.model.state, 'missing');
+    assert.match(state.statusBarItems[0].text, /cloud-download.*not installed/);
+    assert.equal(state.statusBarItems[0].command, 'bielik.client.installServer');
+    await env.extension.deactivate();
+  } finally {
+    u.restore();
+  }
+});
+
+test('a server older than the extension: one notification, Upgrade runs uv tool upgrade and restarts it', async () => {
+  const u = user();
+  const env = load();
+  try {
+    cp.execFileSync(path.join(u.home, 'path-bin', 'uv'), ['tool', 'install', 'bielik-lsp']); // installed before
+    process.env.PATH = `${path.join(u.home, '.local', 'bin')}${path.delimiter}${process.env.PATH}`;
+    env.lc.LanguageClient.serverInfo = { name: 'bielik-lsp', version: '0.0.9' };
+    const state = env.vscode.__state;
+    state.pressButton = 'Upgrade';
+    await env.extension.activate({ subscriptions: [], extension: { packageJSON: { version: '0.1.0' } } });
+    await until('the restart after the upgrade', () => env.clients.length === 2 && env.clients[1].running);
+    const infos = state.messages.filter((m) => m[0] === 'info');
+    assert.equal(infos.length, 1);
+    assert.deepEqual(infos[0], ['info', 'Bielik: the server is bielik-lsp 0.0.9, older than this extension (0.1.0). Upgrade it (uv tool upgrade bielik-lsp)?', ['Upgrade', 'Not Now']]);
+    assert.equal(u.calls().at(-1), 'tool upgrade bielik-lsp | CMAKE_ARGS=');
+    assert.equal(state.terminals[0].options.name, 'Bielik: upgrade');
+    assert.equal(env.clients[0].running, false, 'the old server was stopped first');
+    await env.extension.deactivate();
+  } finally {
+    u.restore();
+  }
+});
+
+test('a server as new as the extension: no notification', async () => {
+  const u = user();
+  const env = load();
+  try {
+    cp.execFileSync(path.join(u.home, 'path-bin', 'uv'), ['tool', 'install', 'bielik-lsp']);
+    env.lc.LanguageClient.serverInfo = { name: 'bielik-lsp', version: '0.1.0' };
+    await env.extension.activate({ subscriptions: [], extension: { packageJSON: { version: '0.1.0' } } });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(env.clients.length, 1);
+    assert.equal(env.clients[0].running, true, 'found in ~/.local/bin, not on PATH');
+    assert.deepEqual(env.vscode.__state.messages, []);
+    await env.extension.deactivate();
+  } finally {
+    u.restore();
   }
 });
 
@@ -193,7 +328,7 @@ test('a setting naming a missing file says so, once', async () => {
   await env.extension.activate({ subscriptions: [] });
   assert.equal(env.clients.length, 0);
   assert.deepEqual(env.vscode.__state.messages.map((m) => m[1]),
-    ['Bielik: bielik.server.command is "/nonexistent/bin/bielik-lsp", which is not an executable file. Install the server (./install.sh in a clone of bielik-lsp) and set bielik.server.command to its bielik-lsp.']);
+    ['Bielik: bielik.server.command is "/nonexistent/bin/bielik-lsp", which is not an executable file. Install the server (Bielik: Install Server) or set bielik.server.command to its bielik-lsp.']);
   await env.extension.deactivate();
 });
 

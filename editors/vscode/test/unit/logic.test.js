@@ -56,7 +56,15 @@ test('command arguments match the server (lsp_server/commands.py)', () => {
 test('status model: loading, ready with per-file speculation and reason, error', () => {
   const m = new StatusModel();
   m.update({ state: 'loading', message: 'model loading' });
-  assert.match(m.render('file:///a.md').text, /sync~spin.*loading/);
+  assert.equal(m.render('file:///a.md').text, '$(sync~spin) Bielik loading');
+  m.update({ state: 'loading', message: 'converting Bielik-11B to MLX once (about 4 min)\nthen the caches' });
+  const first = m.render('file:///a.md');
+  assert.equal(first.text, '$(sync~spin) Bielik loading (converting Bielik-11B to MLX once (about 4 min))', "a long first start says what it does, in the status bar");
+  assert.equal(first.severity, 'normal', 'never as an error');
+  m.setState('missing', 'bielik-lsp is not installed: click to install it');
+  assert.deepEqual([m.render().text, m.render().tooltip.split('\n').at(-1)], ['$(cloud-download) Bielik not installed', 'Click to install the server.']);
+  m.setState('installing', 'installing bielik-lsp in a terminal');
+  assert.equal(m.render().text, '$(sync~spin) Bielik installing');
   m.update({ state: 'ready', message: 'model ready' });
   assert.equal(m.render('file:///a.md').text, '$(feather) Bielik spec:auto');
   m.update({ state: 'ready', message: 'model ready', uri: 'file:///a.md', speculation: 'off', speculationSource: 'magic comment', drafter: 'none', reason: 'speculation off for this file', policyReasons: ['short prompt'], acceptanceRate: 0.5, tokensPerSecond: 12.34, prefilledTokens: 7 });
@@ -136,9 +144,14 @@ test('server command and args are machine-scoped: a workspace value never choose
     'server.args': { workspaceValue: ['-c', 'rm -rf ~'] },
   })[key];
   assert.deepEqual(config.serverCommand(inspect), { command: '/opt/bl/bielik-lsp', args: ['serve'] });
-  for (const key of ['bielik.server.command', 'bielik.server.args']) {
+  for (const key of ['bielik.server.command', 'bielik.server.args', 'bielik.server.installSource', 'bielik.server.installSourceRemote']) {
     assert.equal(pkg.contributes.configuration.properties[key].scope, 'machine', key);
   }
+  const sources = (key) => ({ 'server.installSource': { globalValue: ' /w/bielik_lsp-0.1.0-py3-none-any.whl ', workspaceValue: 'evil' } })[key];
+  assert.deepEqual(config.installSources(sources), { source: '/w/bielik_lsp-0.1.0-py3-none-any.whl', remote: 'bielik-lsp-remote' });
+  assert.deepEqual(config.installSources(() => undefined), { source: 'bielik-lsp', remote: 'bielik-lsp-remote' });
+  assert.equal(pkg.contributes.configuration.properties['bielik.server.installSource'].default, 'bielik-lsp');
+  assert.deepEqual(pkg.extensionKind, ['workspace'], 'Remote-SSH and dev containers run the server where the files are');
 });
 
 test('untrusted workspaces: the models come from the user settings only', () => {

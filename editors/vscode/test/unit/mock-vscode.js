@@ -69,18 +69,27 @@ function createVscode() {
     panels: [],
     executed: [],
     shownDocuments: [],
-    pressButton: undefined, // the button the user presses on the next error message
+    pressButton: undefined, // the button the user presses on the next error or information message
+    quickPicks: [], // [items, options] of each quick pick shown
+    inputBox: undefined, // what the user types into the next input box
+    terminals: [], // createTerminal's options, with the process it runs (a real one: see createTerminal)
+    updates: [], // [key, value, target] of configuration updates
     workspaceFolders: undefined,
     onActive: new Emitter(),
     onClose: new Emitter(),
     onConfig: new Emitter(),
     onTrust: new Emitter(),
+    onCloseTerminal: new Emitter(),
   };
   const vscode = {
     __state: state,
     StatusBarAlignment: { Left: 1, Right: 2 },
     ViewColumn: { Active: -1, Beside: -2 },
     ThemeColor: class { constructor(id) { this.id = id; } },
+    ThemeIcon: class { constructor(id) { this.id = id; } },
+    ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+    Uri: { parse: (s) => ({ toString: () => s }) },
+    env: { openExternal: async (uri) => { state.executed.push(['openExternal', uri.toString()]); return true; } },
     Position,
     Range,
     InlineCompletionItem,
@@ -115,9 +124,30 @@ function createVscode() {
       },
       showErrorMessage: (m, ...buttons) => { state.messages.push(buttons.length ? ['error', m, buttons] : ['error', m]); return Promise.resolve(state.pressButton); },
       showWarningMessage: (m) => { state.messages.push(['warning', m]); return Promise.resolve(); },
-      showInformationMessage: (m) => { state.messages.push(['info', m]); return Promise.resolve(); },
+      showInformationMessage: (m, ...buttons) => {
+        state.messages.push(buttons.length ? ['info', m, buttons] : ['info', m]);
+        return Promise.resolve([].concat(state.pressButton).find((p) => buttons.includes(p)));
+      },
+      showInputBox: async (options) => { state.inputBoxOptions = options; return state.inputBox; },
+      /** A terminal runs its shellPath for real, as VS Code's does, and Enter is pressed for the
+       * user once it has written its last line. */
+      createTerminal(options) {
+        const child = require('node:child_process').spawn(options.shellPath, options.shellArgs, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+        spawned.push(child);
+        const terminal = { options, child, output: '', shown: false, show() { this.shown = true; }, dispose() { child.kill(); } };
+        const read = (d) => {
+          terminal.output += d;
+          if (/Press Enter to close/.test(terminal.output)) child.stdin.end('\n');
+        };
+        child.stdout.on('data', read);
+        child.stderr.on('data', read);
+        child.on('close', (code) => { terminal.exitStatus = { code }; state.onCloseTerminal.fire(terminal); });
+        state.terminals.push(terminal);
+        return terminal;
+      },
+      onDidCloseTerminal: state.onCloseTerminal.event,
       setStatusBarMessage: (m) => { state.messages.push(['status', m]); return { dispose() {} }; },
-      showQuickPick: async (items) => items.find((i) => i.label === state.quickPick),
+      showQuickPick: async (items, options) => { state.quickPicks.push([items, options]); return items.find((i) => i.label === state.quickPick); },
       onDidChangeActiveTextEditor: state.onActive.event,
       get visibleTextEditors() { return state.activeTextEditor ? [state.activeTextEditor] : []; },
       createWebviewPanel(viewType, title, showOptions, options) {
@@ -138,6 +168,7 @@ function createVscode() {
         return {
           inspect: (key) => ({ key: `${section}.${key}`, globalValue: state.settings[key], workspaceValue: state.workspaceSettings[key] }),
           get: (key, d) => (key in state.settings ? state.settings[key] : d),
+          update: async (key, value, target) => { state.updates.push([key, value, target]); state.settings[key] = value; },
         };
       },
       onDidCloseTextDocument: state.onClose.event,
@@ -193,6 +224,7 @@ function createLanguageClientModule(clients) {
       this.state = 1; // State.Stopped
       this.respond = async () => null; // (method, params) -> result
       this.failStart = LanguageClient.failNextStart;
+      this.initializeResult = LanguageClient.serverInfo && { serverInfo: LanguageClient.serverInfo }; // what `initialize` answered
       LanguageClient.failNextStart = undefined;
       clients.push(this);
     }
