@@ -107,7 +107,8 @@ async function main() {
       }
       await shot('vscode-install-terminal', true);
       const tab = await page.locator('.terminal-tabs-entry, .single-terminal-tab').allInnerTexts().catch(() => []);
-      if (!/\$ uv tool install /.test(text) || !/Done\./.test(text)) throw new Error(JSON.stringify(text));
+      // The command line itself may have scrolled out of the visible rows; the tool's own lines stay.
+      if (!/Installed \d+ executables?: bielik-lsp/.test(text) || !/Done\./.test(text)) throw new Error(JSON.stringify(text));
       return `${JSON.stringify(tab.join(' '))}: ${text.split('\n').map((l) => l.trim()).filter(Boolean).join(' | ')}`;
     });
 
