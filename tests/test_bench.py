@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -239,3 +240,18 @@ def test_load_bench_decodes_under_each_level_and_plots(tmp_path):
     assert quiet["to_quiet"] == 1.0 and quiet["tok_s"] > 0 and quiet["chars_s"] > 0
     assert (tmp_path / "load.png").stat().st_size > 1000
     assert "| 1 |" in (tmp_path / "load.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_load_bench_types_into_this_server_and_the_refs(tmp_path):
+    """`bench load --ref`: ghost text from both servers under the same load, side by side."""
+    root = Path(__file__).resolve().parents[1]  # another install: this one, found by its folder
+    args = ["bench", "load", "--busy", "0", "--per-class", "1", "--tokens", "4", "--quiet"]
+    args += ["--typing-chars", "10", "--idle-seconds", "0", "--ref", str(root)]
+    assert main([*args, "--out", str(tmp_path)]) == 0
+    row = json.loads((tmp_path / "load.json").read_text(encoding="utf-8"))["summary"]["0"]
+    for side in ("typing", "typing ref"):
+        assert row[side]["pauses"] > 0 and row[side]["with_suggestion"] > 0
+    assert (tmp_path / "typing-busy0" / "typing.json").exists()
+    assert (tmp_path / "typing-busy0-ref" / "typing.json").exists()
+    assert "this p50 ms" in (tmp_path / "load.md").read_text(encoding="utf-8")

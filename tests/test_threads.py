@@ -8,6 +8,7 @@ stops at a short chunk's boundary.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,10 @@ def test_a_run_without_a_terminal_gets_its_own_scheduling_group(leader):
     else:
         assert said == ("own (new session)" if autogroup else said)
         assert leads == str(autogroup)
+
+
+def test_runnable_others_takes_the_larger_count_around_its_own(monkeypatch):
+    counts = iter([5, 7])  # a thread of ours woke while ours were counted: the second count
+    monkeypatch.setattr(threads, "_machine_runnable", lambda: next(counts))
+    n = threads.runnable_others()
+    assert 7 - len(os.listdir("/proc/self/task")) <= n <= 6  # this thread is running: one of ours

@@ -45,7 +45,6 @@ from app.bench import machine
 from app.bench import typing as typing_bench
 from app.bench.corpus import Excerpt, load_corpus, select
 from app.bench.drafter import read_excerpts
-from app.bench.load import settle
 from app.bench.report import write_report
 from app.errors import UserError
 from decoder.backends.files import cache_root
@@ -277,7 +276,7 @@ async def first_suggestions(
                 context = typing_bench.script_for(excerpt, cfg.chars).context
                 for side in turns(list(installs), repeat, index):
                     for proc in procs.values():
-                        await settle(proc)
+                        await typing_bench.settle(proc)
                     uri = f"file:///bench-ab/{repeat}/{excerpt.id}.md"
                     times[side][excerpt.id].append(await _first(editors[side], uri, context))
                     bar.update()

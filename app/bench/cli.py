@@ -106,6 +106,11 @@ def _add_load(suites: Any) -> None:
     p.add_argument(
         "--idle-seconds", type=float, default=20.0, help="a loaded server left alone (0: skip)"
     )
+    p.add_argument(
+        "--ref",
+        metavar="REF",
+        help="also type into another install's server (a revision or install, as bench ab takes)",
+    )
 
 
 def _add_openvino(suites: Any) -> None:

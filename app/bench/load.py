@@ -6,7 +6,10 @@ busy by other programs, in one run:
 - our decoding as installed (`auto`), tokens/s and characters/s per excerpt;
 - with `--llama-server BIN`, llama-server's plain decoding of the same ids under the same load
   (its own `timings`; paused while it is not measured);
-- ghost-text latency from the real server over stdio, typed as `bench --typing` types;
+- ghost-text latency from the real server over stdio, typed as `bench --typing` types; with
+  `--ref REF` (another install or revision, as `bench ab` takes it) its server is typed into
+  too, under the same load, turn about (ABBA over the levels), so a change's latency is seen
+  against the code it started from in one run;
 - once, on the quiet machine: the CPU seconds a loaded server with an open document uses in
   `--idle-seconds` when nobody types.
 
@@ -16,6 +19,7 @@ in a terminal is: N processes, each a busy loop, ended at the level's end, at th
 level of the same engine in this run.
 
     bielik-lsp bench load [--per-class 3] [--tokens 64] [--busy 0,1,2] [--llama-server BIN]
+                          [--ref REF]
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.bench import llama_server, machine
+from app.bench import ab, llama_server, machine
 from app.bench import typing as typing_bench
 from app.bench.corpus import Excerpt, load_corpus, select
 from app.bench.engines import chars_per_second, ours
@@ -50,6 +54,7 @@ HOG_LIMIT_S = 1800.0  # a busy loop never outlives this, whatever happens to the
 SETTLE_S = 1.0  # after the other programs start, before anything is timed
 OURS = "ours auto"
 SERVER = "llama-server plain"
+COMMAND = "bielik-lsp bench load"
 
 # One process group: the leader forks the others; each spins until the deadline or until the
 # benchmark (argv[3]) is gone.
@@ -122,18 +127,26 @@ def decode_level(pipe: Pipeline, excerpts: list[Excerpt], server, tokens: int, b
     return {"runs": runs, "threads": threads}
 
 
-def type_level(argv: list[str], out: Path, chars: int, per_class: int) -> dict:
-    """Ghost-text latency while typing: `bench --typing`'s own run, `chars` per excerpt.
+def type_level(sides: dict[str, ab.Install], options: list[str], out: Path, args, level: int):
+    """Ghost-text latency while typing into each side's server, `bench --typing`'s own run.
 
     Its share of first pauses in a newly opened document (a whole prefill under the load) is
-    the typing bench's, so its p95 means the same as there.
+    the typing bench's, so its p95 means the same as there. Sides take turns: the first at
+    one level goes second at the next.
     """
-    cfg = typing_bench.TypingConfig(
-        per_class=per_class, chars=chars, out=out, command="bielik-lsp bench load"
-    )
-    record = asyncio.run(typing_bench.run(argv, cfg, progress=False))
-    typing_bench.write(record, out)  # every pause, as bench --typing keeps them
-    return record.summary["all"]
+    names = list(sides) if level % 2 == 0 else list(sides)[::-1]
+    typed = {}
+    for name in names:
+        folder = out / (f"typing-busy{level}" + ("" if name == "this" else f"-{name}"))
+        cfg = typing_bench.TypingConfig(
+            per_class=args.per_class, chars=args.typing_chars, out=folder, command=COMMAND
+        )
+        install = sides[name]
+        argv = [str(install.python), "-P", "-m", "app.cli", *options, "serve"]
+        record = asyncio.run(typing_bench.run(argv, cfg, False, source=install.source))
+        typing_bench.write(record, folder)  # every pause, as bench --typing keeps them
+        typed[name] = record.summary["all"]
+    return typed
 
 
 async def idle_cpu(argv: list[str], text: str, seconds: float, out: Path) -> float:
@@ -143,32 +156,12 @@ async def idle_cpu(argv: list[str], text: str, seconds: float, out: Path) -> flo
     try:
         await editor.initialise(typing_bench.TypingConfig.ready_timeout_s)
         editor.open("file:///idle.md", text)
-        await settle(proc)  # the document's background prefill and prepared suggestion end
-        before = _cpu(proc)
+        await typing_bench.settle(proc)  # its background prefill and prepared suggestion end
+        before = typing_bench.cpu_seconds(proc)
         await asyncio.sleep(seconds)
-        return _cpu(proc) - before
+        return typing_bench.cpu_seconds(proc) - before
     finally:
         await editor.stop()
-
-
-async def settle(proc, quiet_cpu_s: float = 0.05, limit_s: float = 300.0) -> None:
-    """Wait until a whole second passes in which the server uses under `quiet_cpu_s`."""
-    deadline = time.monotonic() + limit_s
-    last = _cpu(proc)
-    while time.monotonic() < deadline:
-        await asyncio.sleep(1.0)
-        now = _cpu(proc)
-        if now - last < quiet_cpu_s:
-            return
-        last = now
-
-
-def _cpu(proc) -> float:
-    total = 0.0
-    for p in [proc, *proc.children(recursive=True)]:
-        times = p.cpu_times()
-        total += times.user + times.system
-    return total
 
 
 def summarize(levels: dict[int, dict], excerpts: list[Excerpt]) -> dict:
@@ -191,9 +184,9 @@ def summarize(levels: dict[int, dict], excerpts: list[Excerpt]) -> dict:
             row["ours / llama-server"] = statistics.median(
                 runs[OURS][i]["tok_s"] / runs[SERVER][i]["tok_s"] for i in ids
             )
-        if "typing" in level:
-            row["typing"] = {k: level["typing"][k] for k in ("p50_ms", "p95_ms", "pauses")}
-            row["typing"]["with_suggestion"] = level["typing"]["with_suggestion"]
+        for side, typed in level.get("typing", {}).items():
+            keys = ("p50_ms", "p95_ms", "pauses", "with_suggestion")
+            row["typing" if side == "this" else f"typing {side}"] = {k: typed[k] for k in keys}
         out[busy] = row
     return out
 
@@ -222,12 +215,33 @@ def report(summary: dict, head: str, idle: dict | None) -> str:
             f"{answered} |"
         )
     lines += ["", "Medians over the excerpts; `to quiet` is the median per-excerpt ratio."]
+    lines += ref_table(summary)
     if idle:
         lines.append(
             f"\nA loaded server with an open document, left alone: {idle['cpu_s']:.3f} CPU s "
             f"in {idle['seconds']:g} s."
         )
     return "\n".join(lines)
+
+
+def ref_table(summary: dict) -> list[str]:
+    """Ghost-text latency, this install beside `--ref`'s, level by level (none without it)."""
+    if not any("typing ref" in row for row in summary.values()):
+        return []
+    lines = [
+        "",
+        "Ghost text, this install and `--ref`'s, typed in turn under the same load:",
+        "",
+        "| busy cores | this p50 ms | p95 ms | answered | ref p50 ms | p95 ms | answered |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for busy, row in summary.items():
+        cells = []
+        for typed in (row.get("typing", {}), row.get("typing ref", {})):
+            answered = f"{typed['with_suggestion']}/{typed['pauses']}" if typed else "–"
+            cells += [_num(typed.get(q), "{:.0f}") for q in ("p50_ms", "p95_ms")] + [answered]
+        lines.append(f"| {busy} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def plot(summary: dict, path: Path) -> None:
@@ -246,9 +260,11 @@ def plot(summary: dict, path: Path) -> None:
     speed.set_xticks(busy)
     speed.set_ylim(0, 1.1)
     speed.legend()
-    typed = [b for b in busy if summary[b].get("typing", {}).get("p50_ms") is not None]
-    for q in ("p50_ms", "p95_ms"):
-        latency.plot(typed, [summary[b]["typing"][q] for b in typed], "o-", label=q[:3])
+    for side, style in (("typing", "o-"), ("typing ref", "s--")):
+        typed = [b for b in busy if summary[b].get(side, {}).get("p50_ms") is not None]
+        for q in ("p50_ms", "p95_ms") if typed else ():
+            name = q[:3] if side == "typing" else f"ref {q[:3]}"
+            latency.plot(typed, [summary[b][side][q] for b in typed], style, label=name)
     latency.set(xlabel="cores kept busy by other programs", ylabel="pause -> ghost text, ms")
     latency.set_xticks(busy)
     latency.legend()
@@ -268,7 +284,8 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
     if not isinstance(pipe.engine.runner, LlamaCppBackend):
         raise UserError("bench load measures the llama.cpp engine: add --backend llamacpp")
     excerpts = [e for e in select(load_corpus(), args.per_class) if e.label in LABELS]
-    server_argv = typing_bench.server_command(argv[: argv.index("bench")])
+    options = argv[: argv.index("bench")]
+    sides = typing_sides(args.ref, not args.quiet)
     server = None
     if binary:
         threads = pipe.engine.runner.threads
@@ -283,11 +300,9 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
                 with Hogs(busy):
                     results[busy] = decode_level(pipe, excerpts, server, args.tokens, bar)
                     if args.typing_chars:
-                        folder = out / f"typing-busy{busy}"
-                        results[busy]["typing"] = type_level(
-                            server_argv, folder, args.typing_chars, args.per_class
-                        )
+                        results[busy]["typing"] = type_level(sides, options, out, args, busy)
         if args.idle_seconds:
+            server_argv = typing_bench.server_command(options)
             cpu = asyncio.run(idle_cpu(server_argv, excerpts[0].text, args.idle_seconds, out))
             idle = {"cpu_s": cpu, "seconds": args.idle_seconds}
     finally:
@@ -299,12 +314,22 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
         f"{len(excerpts)} excerpts\n\n{machine.describe()}; load average {started} before, "
         f"{machine.load_average()} after.\n\nllama.cpp: {json.dumps(pipe.engine.runner.describe())}"
         f"\n\nllama-server: {binary or 'not compared (--llama-server BIN)'}"
+        f"\n\nGhost text typed into: "
+        + ", ".join(f"{name} {install.name} ({install.source})" for name, install in sides.items())
     )
     text = report(summary, head, idle)
     raw = {"summary": summary, "levels": results, "idle": idle, "command": argv}
     write_report(out, "load", text, raw)
     plot(summary, out / "load.png")
     return text
+
+
+def typing_sides(ref: str | None, progress: bool) -> dict[str, ab.Install]:
+    """The servers typed into: this install, and `--ref`'s (as `bench ab` resolves it)."""
+    sides = {"this": ab.this_install()}
+    if ref:
+        sides["ref"] = ab.resolve(ref, progress)
+    return sides
 
 
 def default_llama_server() -> str | None:

@@ -608,9 +608,13 @@ class Run:
 
 
 async def run(
-    server_argv: list[str], cfg: TypingConfig, progress: bool = True, ring: bool = True
+    server_argv: list[str],
+    cfg: TypingConfig,
+    progress: bool = True,
+    ring: bool = True,
+    source: Path = SOURCE,
 ) -> Run:
-    """One server session: every script typed, with the ring on or off."""
+    """One server session: every script typed, with the ring on or off (`source`: whose code)."""
     cfg.out.mkdir(parents=True, exist_ok=True)
     record = Run(
         config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
@@ -623,7 +627,7 @@ async def run(
     memory = Memory()
     t0 = time.perf_counter()
     log = cfg.out / ("server.log" if ring else "server-ring-off.log")
-    proc = await editor.launch(server_argv, log)
+    proc = await editor.launch(server_argv, log, source)
     sampler = asyncio.ensure_future(_sample(proc, memory, t0, cfg.rss_every_s))
     try:
         await editor.initialise(cfg.ready_timeout_s, {"ring": ring})
@@ -696,6 +700,27 @@ def split_outdated(counts: Counts, log: Path) -> None:
             counts.crossed += 1
         else:
             counts.stale += 1
+
+
+async def settle(proc, quiet_cpu_s: float = 0.05, limit_s: float = 300.0) -> None:
+    """Wait until a whole second passes in which the server uses under `quiet_cpu_s`."""
+    deadline = time.monotonic() + limit_s
+    last = cpu_seconds(proc)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        now = cpu_seconds(proc)
+        if now - last < quiet_cpu_s:
+            return
+        last = now
+
+
+def cpu_seconds(proc) -> float:
+    """CPU seconds a server process and its children have used."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        times = p.cpu_times()
+        total += times.user + times.system
+    return total
 
 
 def _server_env(source: Path = SOURCE) -> dict:
