@@ -315,7 +315,7 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
         f"{machine.load_average()} after.\n\nllama.cpp: {json.dumps(pipe.engine.runner.describe())}"
         f"\n\nllama-server: {binary or 'not compared (--llama-server BIN)'}"
         f"\n\nGhost text typed into: "
-        + ", ".join(f"{name} {install.name} ({install.source})" for name, install in sides.items())
+        + ", ".join(f"{name}: {ab.revision(i.source)} ({i.source})" for name, i in sides.items())
     )
     text = report(summary, head, idle)
     raw = {"summary": summary, "levels": results, "idle": idle, "command": argv}
