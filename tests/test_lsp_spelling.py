@@ -9,9 +9,7 @@ completion request.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import os
-import random
 import sys
 import tempfile
 from pathlib import Path
@@ -21,8 +19,6 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_server.documents import index_to_column, line_starts
-from lsp_server.spelling import Positions
 from tests.test_lsp_server import Editor, inline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,18 +216,3 @@ async def test_a_long_document_does_not_delay_a_completion(client):
     assert result.items and long not in client.diagnostics  # not checked to its end yet
     found = await diagnostics_of(client, long, wait_s=600)
     assert len(found) == 3 * 3000
-
-
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
-def test_positions_in_any_order_match_the_line_by_line_conversion(encoding):
-    """Positions converts from the last offset asked; any order gives the plain conversion."""
-    text = "aż😀b\ncd😀😀 é\n\n😀x" * 50
-    starts = line_starts(text)
-    rng = random.Random(7)
-    offsets = sorted(rng.sample(range(len(text)), 200)) + rng.sample(range(len(text)), 50)
-    positions = Positions(text, encoding)
-    for offset in offsets:
-        line = bisect.bisect_right(starts, offset) - 1
-        start = starts[line]
-        want = index_to_column(text[start:offset], offset - start, encoding)
-        assert positions.at(offset) == types.Position(line=line, character=want), offset

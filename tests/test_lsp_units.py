@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import concurrent.futures
 import importlib.metadata
+import random
 import threading
 import time
 
@@ -40,6 +42,7 @@ from lsp_server.documents import (
     check_text,
     column_to_index,
     index_to_column,
+    line_starts,
     magic_mode,
     offset_at,
     position_at,
@@ -47,6 +50,7 @@ from lsp_server.documents import (
 )
 from lsp_server.settings import Config, ServerOptions, camel, snake
 from lsp_server.speculation import drafter_for
+from lsp_server.spelling import Positions
 from lsp_server.worker import EngineThread, Ticket, Worker
 
 
@@ -476,3 +480,18 @@ def test_watched_input_knows_when_every_message_sent_is_read():
     os.write(w, message)
     assert pending.idle() is None
     os.close(w)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
+def test_positions_in_any_order_match_the_line_by_line_conversion(encoding):
+    """Positions converts from the last offset asked; any order gives the plain conversion."""
+    text = "aż😀b\ncd😀😀 é\n\n😀x" * 50
+    starts = line_starts(text)
+    rng = random.Random(7)
+    offsets = sorted(rng.sample(range(len(text)), 200)) + rng.sample(range(len(text)), 50)
+    positions = Positions(text, encoding)
+    for offset in offsets:
+        line = bisect.bisect_right(starts, offset) - 1
+        start = starts[line]
+        want = index_to_column(text[start:offset], offset - start, encoding)
+        assert positions.at(offset) == types.Position(line=line, character=want), offset

@@ -267,7 +267,8 @@ def plot(summary: dict, path: Path) -> None:
             latency.plot(typed, [summary[b][side][q] for b in typed], style, label=name)
     latency.set(xlabel="cores kept busy by other programs", ylabel="pause -> ghost text, ms")
     latency.set_xticks(busy)
-    latency.legend()
+    if latency.lines:  # no typing: no latency to show
+        latency.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
