@@ -71,6 +71,13 @@ class Install:
     python: Path
     source: Path  # the folder its `app` package is imported from
 
+    def serve_argv(self, options: list[str]) -> list[str]:
+        """Its language server with global `options`, as an editor starts it.
+
+        -P: its own code, not a package of the folder this runs in.
+        """
+        return [str(self.python), "-P", "-m", "app.cli", *options, "serve"]
+
 
 def this_install() -> Install:
     return Install(f"this ({revision(SOURCE)})", Path(sys.executable), SOURCE)
@@ -265,9 +272,8 @@ async def first_suggestions(
     try:
         for side, install in installs.items():
             editors[side] = typing_bench.Editor()
-            # -P: its own code, not a package of the folder this runs in
-            argv = [str(install.python), "-P", "-m", "app.cli", *options, "serve"]
             log = out / f"server-{backend}-{side}.log"
+            argv = install.serve_argv(options)
             procs[side] = await editors[side].launch(argv, log, source=install.source)
             await editors[side].initialise(typing_bench.TypingConfig.ready_timeout_s)
         times = {side: {e.id: [] for e in excerpts} for side in installs}

@@ -142,7 +142,7 @@ def type_level(sides: dict[str, ab.Install], options: list[str], out: Path, args
             per_class=args.per_class, chars=args.typing_chars, out=folder, command=COMMAND
         )
         install = sides[name]
-        argv = [str(install.python), "-P", "-m", "app.cli", *options, "serve"]
+        argv = install.serve_argv(options)
         record = asyncio.run(typing_bench.run(argv, cfg, False, source=install.source))
         typing_bench.write(record, folder)  # every pause, as bench --typing keeps them
         typed[name] = record.summary["all"]
