@@ -68,6 +68,8 @@ def run_continue(settings: Settings, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write("\n")
         print(format_stats(out["stats"]), file=sys.stderr)
+        if out["engine"].get("exact", "not measured") != "not measured":
+            print(f"-- exact: {out['engine']['exact']}", file=sys.stderr)
     return 0
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from decoder.backends import registry as backends
+from decoder.backends.exactness import PASSES
 from decoder.drafting import registry as drafters
 from decoder.drafting.drafter import TRANSLATION_DOCS, TRANSLATIONS
 from decoder.sampling import Sampling
@@ -154,6 +155,17 @@ class Settings:
         True,
         "speculative output equals plain greedy output bit for bit: kernels chosen for it and "
         "measured at load (false: the fastest kernels, drafts verified as llama-server does)",
+        reload=True,
+        cli="global",
+    )
+    exact_passes: str = setting(
+        "auto",
+        "MLX with exact on: how passes are made to give one-token logits. padded: every pass, "
+        "one-token steps included, is 16 tokens wide, so every step multiplies the same shapes "
+        "(exact on any BLAS, but a plain step costs a wide one); native: the kernels as they "
+        "are, passes split to the widest width measured exact; auto: native where that is 8 "
+        "tokens or more, else padded. `doctor --load` says which, and what it costs",
+        choices=PASSES,
         reload=True,
         cli="global",
     )

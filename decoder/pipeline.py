@@ -89,11 +89,17 @@ class Pipeline:
         """Whether the target's passes over k+1 tokens give the logits of one-token passes.
 
         Measured once (after 600 cached positions), on first use. With `exact` on, a backend
-        whose passes are exact only up to some width feeds wider ones in pieces of that width.
+        whose passes are exact only up to some width pads every pass to one width (MLX, where
+        the kernels stay exact for fewer than 8 tokens, or as `exact_passes` asks), and feeds
+        passes wider than what is exact in pieces.
         """
         if self._exactness is None:
-            measure = exactness.check_and_split if self.settings.exact else exactness.check
-            self._exactness = measure(self.engine.runner, self.settings.k)
+            runner, k = self.engine.runner, self.settings.k
+            if self.settings.exact:
+                found = exactness.check_and_split(runner, k, self.settings.exact_passes)
+            else:
+                found = exactness.check(runner, k)
+            self._exactness = found
         return self._exactness
 
     @property

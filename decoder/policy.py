@@ -8,7 +8,8 @@ Three inputs:
 Each cycle every drafter prices itself (`Drafter.offer`) and the best offer wins, if it beats
 plain decoding by a margin. A run of cycles that accept at most one token switches speculation
 off for a while, then it probes again. Confident prose speculates only while the model is
-copying earlier text (a long lookup match).
+copying earlier text (a long lookup match), unless passes are padded to a fixed width (MLX's
+aligned exact passes): there a draft that fits the pass costs nothing.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ class AutoPolicy:
             )
         content = self.content.reason if self.content else "content unknown"
         match = self._match(ctx.ids)
-        market = Market(self.costs, self.k_max, self._prose, match, ctx.ids, self.acceptance)
-        if market.prose and market.match < PROSE_MIN_MATCH:
+        costs = self.costs.at(len(ctx.ids) - 1)  # the verification starts at the last id
+        market = Market(costs, self.k_max, self._prose, match, ctx.ids, self.acceptance)
+        if market.prose and market.match < PROSE_MIN_MATCH and not costs.window:
             return Choice(None, 0, f"{content}: speculation off unless the text repeats")
         offers = [
             (offer.speedup, offer.k, name, offer)

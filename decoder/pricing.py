@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from decoder.backends.base import Backend
 
@@ -37,9 +37,21 @@ class Costs:
     verify: dict[int, float]  # n tokens in one target pass -> t(n)/t(1)
     step_seconds: float  # t(1)
     drafter_ratio: float = 0.0  # model drafter's seconds per token / t(1)
+    window: int | None = None  # passes are this wide, aligned to positions (MLX padded passes)
+    start: int = 0  # the position a verification starts at (`at`)
+
+    def at(self, position: int) -> Costs:
+        """These costs for a verification that starts at `position` (aligned passes only)."""
+        return replace(self, start=position) if self.window else self
 
     def verify_ratio(self, n: int) -> float:
-        """t(n)/t(1), interpolated between measured sizes and extended linearly past them."""
+        """t(n)/t(1), interpolated between measured sizes and extended linearly past them.
+
+        With aligned passes every pass costs a one-token step, and n tokens from `start` take
+        as many passes as the windows they touch.
+        """
+        if self.window:
+            return float(-(-(self.start % self.window + n) // self.window))
         sizes = sorted(self.verify)
         if n in self.verify:
             return self.verify[n]
@@ -54,7 +66,11 @@ class Costs:
 
     def describe(self) -> str:
         parts = ", ".join(f"t({n})/t(1)={r:.2f}" for n, r in sorted(self.verify.items()) if n > 1)
-        return f"step {self.step_seconds * 1000:.0f} ms; {parts}; drafter {self.drafter_ratio:.2f}x"
+        window = f"; passes {self.window} wide, aligned" if self.window else ""
+        return (
+            f"step {self.step_seconds * 1000:.0f} ms; {parts}; drafter {self.drafter_ratio:.2f}x"
+            f"{window}"
+        )
 
 
 def _time_pass(runner: Backend, n: int, reps: int) -> float:
@@ -90,7 +106,7 @@ def measure_costs(
     ratios, floor = {}, 1.0
     for n in PROBE_SIZES:
         floor = ratios[n] = max(floor, times[n] / times[1])
-    return Costs(ratios, times[1], ratio)
+    return Costs(ratios, times[1], ratio, window=getattr(target, "padded", None))
 
 
 def best_k(

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 
-import mlx.core as mx
 import pytest
-from mlx_lm.models import llama
 
 from decoder.backends.exactness import check, check_and_split
 from decoder.backends.mlx import MLXBackend
@@ -22,7 +20,7 @@ from decoder.engine import Engine
 from decoder.schema import ConfigError
 from decoder.stats import count_chars
 from tests.test_engine import check_same
-from tests.tiny import tiny_model
+from tests.tiny import tiny_model, wide_llama
 
 POLISH = (
     "Art. 1. Rzeczpospolita Polska jest dobrem wspólnym wszystkich obywateli.\n"
@@ -98,31 +96,14 @@ def test_hidden_states_follow_the_document_caches(target, drafter_dir):
 
 
 def test_mlx_exact_passes_are_bit_identical_at_every_width(tiny_mistral):
-    """A model wide enough for OpenBLAS to batch: attention query by query, passes split.
+    """A model wide enough for OpenBLAS to batch: attention query by query, passes split or padded.
 
     Without exact passes MLX's batched attention (and OpenBLAS products over more rows than it
     computes like one) differ from one-token passes on this CPU; with them, none does.
     """
-    mx.random.seed(5)
-    args = llama.ModelArgs.from_dict(
-        dict(
-            model_type="llama",
-            hidden_size=640,
-            num_hidden_layers=2,
-            intermediate_size=2048,
-            num_attention_heads=4,
-            num_key_value_heads=1,
-            rms_norm_eps=1e-5,
-            max_position_embeddings=4096,
-            rope_theta=10000.0,
-            tie_word_embeddings=True,
-            vocab_size=len(tiny_mistral.tokenizer),
-        )
-    )
-    model = llama.Model(args)
-    mx.eval(model.parameters())
-    fast = check(MLXBackend(model, tiny_mistral.tokenizer), k=16)
-    exact = check_and_split(MLXBackend(model, tiny_mistral.tokenizer, exact=True), k=16)
+    wide = wide_llama(tiny_mistral.tokenizer, seed=5)
+    fast = check(MLXBackend(wide.model, wide.tokenizer), k=16)
+    exact = check_and_split(MLXBackend(wide.model, wide.tokenizer, exact=True), k=16)
     assert exact.exact and exact.max_diff == 0.0, (fast.describe(), exact.describe())
 
 

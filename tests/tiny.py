@@ -72,6 +72,25 @@ def tiny_model(arch: str, tokenizer, seed: int) -> Tiny:
     return Tiny(model, tokenizer)
 
 
+def wide_llama(tokenizer, seed: int) -> Tiny:
+    """A random 2-layer Llama as wide as Gemma-3-270M (640), so OpenBLAS takes its real kernels.
+
+    At the tiny models' width every product is small enough for one kernel whatever the rows;
+    at this one the kernels (and their thread split) change with the rows, as in real models.
+    """
+    mx.random.seed(seed)
+    config = {
+        **CONFIGS["llama"],
+        "hidden_size": 640,
+        "intermediate_size": 2048,
+        "num_attention_heads": 4,
+        "vocab_size": len(token_bytes(tokenizer)),
+    }
+    model = llama.Model(llama.ModelArgs.from_dict(config))
+    mx.eval(model.parameters())
+    return Tiny(model, tokenizer)
+
+
 def perturbed(tiny: Tiny, arch: str, scale: float, seed: int) -> Tiny:
     """A copy of `tiny` with noise on every weight: a drafter that agrees with it only often."""
     from mlx.utils import tree_map

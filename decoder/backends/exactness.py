@@ -9,6 +9,15 @@ The check feeds the same k+1 ids once token by token and once in a pass of each 
 at least 600 cached positions (llama.cpp switches attention kernels past 512), and compares the
 logits exactly. It needs only the Backend protocol (sync, forward, prefill_chunk, rewind).
 
+Where the kernels give one-token passes other sums than wide ones (OpenBLAS picks its kernel,
+and its thread split, by the shape of each product: on an AVX-512 CPU, a small-matrix kernel
+for one-token steps only), a backend that can pad its passes (MLX: `pad_passes`) feeds every
+pass, one-token steps included, PADDED_WIDTH ids wide: every step then multiplies the same
+shapes, and a token's logits no longer depend on how many were fed with it, on any BLAS. It
+costs plain steps the time of a wide pass, so `check_and_split` measures both and pads only
+where the kernels as they are stay exact for less than WIDE_ENOUGH tokens (or where asked to:
+the `exact_passes` setting).
+
 Exactness must not depend on how a prompt was cut into prefill passes either (wide for a request
 or `continue`, short in the background, as long as the machine let them take): the check also
 feeds the last CUT_SPAN cached positions again, once in one pass and once in narrow pieces, and
@@ -31,6 +40,9 @@ DEFAULT_DRAFT = 8  # k: verification passes are k+1 wide
 CUTS = (1, 2, 3, 5, 8, 13, 16)  # pieces the last cached positions are fed again in
 CUT_SPAN = sum(CUTS)
 ALIGNED_PASS = 256  # where cuts matter, prompts are cut every this many ids from position 0
+PADDED_WIDTH = 16  # padded passes: every pass fed this many ids wide (drafts of 15 in one pass)
+WIDE_ENOUGH = 8  # `auto`: kernels exact this wide as they are need no padding
+PASSES = ("auto", "native", "padded")  # the `exact_passes` setting
 
 
 @dataclass(frozen=True)
@@ -44,9 +56,19 @@ class Exactness:
     positions: int  # cached positions before the checked passes
     seconds: float  # time of the comparison passes (the prefill excluded)
     prefill_seconds: float  # time spent filling the cache to `positions`
+    step_seconds: float = 0.0  # one one-token pass, as checked (median)
     split: int | None = None  # passes are fed in pieces of at most this many tokens
     cut_invariant: bool = True  # a prompt cut into other prefill passes gives the same logits
     aligned: int | None = None  # so prompts are cut every this many ids from 0
+    padded: int | None = None  # every pass is padded to this many tokens
+    native: Exactness | None = None  # the check of the passes as the kernels give them
+
+    @property
+    def step_cost(self) -> float | None:
+        """A one-token step's time over the unpadded one's (padded passes only)."""
+        if self.native is None or not self.native.step_seconds:
+            return None
+        return self.step_seconds / self.native.step_seconds
 
     def describe(self) -> str:
         widths = f"{self.widths[0]}-{self.widths[-1]}" if self.widths else "none"
@@ -57,6 +79,11 @@ class Exactness:
         else:
             verdict = "exact: no"
         split = f"; passes split into {self.split} tokens at most" if self.split else ""
+        if self.padded and self.native is not None:
+            split += (
+                f"; every pass padded to {self.padded} tokens (as the kernels are: exact up to "
+                f"{self.native.exact_width}; a one-token step costs {self.step_cost:.2f}x)"
+            )
         if self.cut_invariant:
             cuts = "; prefill: any cuts give the same logits"
         else:
@@ -97,7 +124,12 @@ def check(
     prefill = time.perf_counter() - start
     start = time.perf_counter()
     fed = ids[positions : positions + width]
-    one = np.stack([backend.forward([token])[0] for token in fed])
+    one, steps = [], []
+    for token in fed:
+        began = time.perf_counter()
+        one.append(backend.forward([token])[0])
+        steps.append(time.perf_counter() - began)
+    one = np.stack(one)
     backend.rewind(width)
     widths = tuple(range(2, width + 1))
     diffs = []
@@ -121,6 +153,7 @@ def check(
         positions=positions,
         seconds=seconds,
         prefill_seconds=prefill,
+        step_seconds=float(np.median(steps)),
         cut_invariant=cut_invariant,
     )
 
@@ -141,19 +174,31 @@ def _same_whatever_the_cuts(backend: Backend, last: list[int], token: int) -> bo
     return bool(np.array_equal(backend.forward([token])[0], wide))
 
 
-def check_and_split(backend: Backend, k: int = DEFAULT_DRAFT) -> Exactness:
-    """`check`; where passes are exact only up to a width, split wider ones and check again.
+def check_and_split(backend: Backend, k: int = DEFAULT_DRAFT, passes: str = "auto") -> Exactness:
+    """`check`; pad passes where that is asked or pays; split what is still too wide; check again.
 
-    Only a backend that can feed a pass in pieces (MLX: `split_passes`) splits. The second
-    verdict is the one that counts: splitting is measured, never assumed exact. Where a
-    prompt's logits depend on its cuts, the backend's prompts are cut at fixed positions from
-    now on (`align`).
+    Only a backend that can pad its passes (MLX: `pad_passes`) pads, and only one that can
+    feed a pass in pieces (`split_passes`) splits. The last verdict is the one that counts:
+    padding and splitting are measured, never assumed exact. Where a prompt's logits depend on
+    its cuts, the backend's prompts are cut at fixed positions from now on (`align`).
     """
     found = check(backend, k)
+    if passes not in PASSES:
+        raise ValueError(f"exact_passes must be one of {', '.join(PASSES)}, not {passes!r}")
+    pad = getattr(backend, "pad_passes", None)
+    narrow = found.exact_width < min(WIDE_ENOUGH, k + 1)
+    if pad is not None and (passes == "padded" or (passes == "auto" and narrow)):
+        pad(PADDED_WIDTH)
+        padded = replace(check(backend, k), padded=PADDED_WIDTH, native=found)
+        if passes == "padded" or padded.exact_width > found.exact_width:
+            found = padded
+        else:
+            pad(None)
     split = getattr(backend, "split_passes", None)
     if not found.exact and split is not None:
         split(found.exact_width)
-        found = replace(check(backend, k), split=found.exact_width)
+        kept = {"padded": found.padded, "native": found.native}
+        found = replace(check(backend, k), split=found.exact_width, **kept)
     return found if found.cut_invariant else replace(found, aligned=align(backend))
 
 
@@ -181,7 +226,13 @@ UNKNOWN = Outlook("unknown", "measured when the models load (bielik-lsp doctor -
 
 
 def outlook_of(found: Exactness) -> Outlook:
-    """What a measured check means for the writer: `auto` drafts only as wide as is exact."""
-    if found.exact_width > 1:
+    """What a measured check means for the writer: `auto` drafts only as wide as is exact.
+
+    Passes exact for fewer than WIDE_ENOUGH tokens are a WARNING (`doctor` exits 1): drafts
+    that short gain little, and the padded passes that would widen them were not exact here.
+    """
+    if found.exact or found.exact_width >= WIDE_ENOUGH:
         return Outlook("yes", found.describe())
+    if found.exact_width > 1:
+        return Outlook("yes", f"{found.describe()}; WARNING drafts are cut this short here")
     return Outlook("no", f"{found.describe()}; `auto` decodes plain (no speculation)")

@@ -116,6 +116,10 @@ class Features:
         return mx.concatenate(out) if out else mx.zeros((0, 0))
 
 
+def _pieces(ids: list[int], width: int) -> list[list[int]]:
+    return [ids[i : i + width] for i in range(0, len(ids), width)]
+
+
 class MLXBackend:
     """An mlx-lm model behind the Backend protocol; logits come back as numpy float32."""
 
@@ -136,6 +140,7 @@ class MLXBackend:
         self.ids: list[int] = []  # exactly the ids whose keys and values are in the cache
         self.exact_passes = exact and rowwise_attention(model)  # attention query by query
         self.max_width: int | None = None  # passes wider than this are split (exact mode)
+        self.padded: int | None = None  # every pass fed is padded to this many ids (exact mode)
         self.taps: list | None = None  # the tapped layers' outputs of the last pass
         self.features: Features | None = None  # their hidden states per cached position
         self.prefilled = 0  # ids fed by the last `sync` (for prefix-cache statistics)
@@ -172,13 +177,14 @@ class MLXBackend:
 
     def forward(self, ids: list[int]) -> np.ndarray:
         """Feed `ids` after what the cache holds; logits (len(ids), vocab)."""
-        if len(ids) == 1 or not self.exact_passes:
+        if self.padded:
+            logits = mx.concatenate(self._aligned(ids))
+        elif len(ids) == 1 or not self.exact_passes:
             logits = self._pass(ids)
         else:
-            width = self.max_width or len(ids)
             with one_query_at_a_time():
-                parts = [self._pass(ids[i : i + width]) for i in range(0, len(ids), width)]
-            logits = mx.concatenate(parts)
+                pieces = _pieces(ids, self.max_width or len(ids))
+                logits = mx.concatenate([self._pass(piece) for piece in pieces])
         self.ids.extend(ids)
         return np.array(logits.astype(mx.float32))
 
@@ -187,6 +193,35 @@ class MLXBackend:
         if self.features is not None:
             self.features.add(mx.concatenate(self.taps, axis=-1)[0])
         return logits
+
+    def _aligned(self, ids: list[int]) -> list[mx.array]:
+        """Logits of `ids`, each fed at row (position mod `padded`) of a pass `padded` wide.
+
+        So every product has the same shape, and a position's row in it never changes:
+        whatever kernel and thread split the BLAS takes for that shape, a token gets the same
+        sums fed alone or among others. The rows before it in its window feed the cached ids
+        there again (they come out as they went in, rows being independent of each other);
+        the rows after it are padding, which neither attends nor stays in the cache.
+        """
+        width, history, parts, at = self.padded, list(self.ids), [], 0
+        while at < len(ids):
+            row = len(history) % width
+            new = ids[at : at + width - row]
+            self._drop(row)
+            pad = width - row - len(new)
+            with one_query_at_a_time(real=row + len(new)):
+                logits = self._pass(history[len(history) - row :] + new + new[-1:] * pad)
+            self._drop(pad)
+            parts.append(logits[row : row + len(new)])
+            history += new
+            at += len(new)
+        return parts
+
+    def _drop(self, n: int) -> None:
+        """Drop the last `n` cache rows (and their hidden states), keeping `ids` as they are."""
+        rewind(self.cache, n)
+        if self.features is not None:
+            self.features.trim(n)
 
     def prefill_chunk(self, ids: list[int]) -> None:
         self._pass(ids)
@@ -197,14 +232,20 @@ class MLXBackend:
 
     def rewind(self, n: int) -> None:
         if n > 0:
-            rewind(self.cache, n)
+            self._drop(n)
             del self.ids[-n:]
-            if self.features is not None:
-                self.features.trim(n)
 
     def split_passes(self, width: int) -> None:
         """Feed passes wider than `width` tokens in pieces of `width` (exact mode only)."""
         self.max_width = max(1, width)
+
+    def pad_passes(self, width: int | None) -> None:
+        """Feed every pass `width` ids wide, aligned to positions (exact mode only; None: stop).
+
+        One-token steps then multiply the same shapes as verification passes, each position
+        at the same row of them, so the BLAS computes it alike whatever its kernels (`_aligned`).
+        """
+        self.padded = width if self.exact_passes and self.can_rewind else None
 
     def capture(self, layer_ids: tuple[int, ...]) -> None:
         """Keep the hidden states of `layer_ids` (concatenated) for every position fed from now.
@@ -260,6 +301,7 @@ class MLXBackend:
         if self.exact_passes:
             numerics = "exact passes: attention one query at a time"
             numerics += f", passes of at most {self.max_width} tokens" if self.max_width else ""
+            numerics += f", every pass padded to {self.padded} tokens" if self.padded else ""
         return {
             "backend": self.name,
             "numerics": numerics,

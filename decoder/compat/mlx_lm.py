@@ -8,7 +8,8 @@
 - `scaled_dot_product_attention`, the module-level name each model module (llama, gemma3_text,
   ...) imports from `mlx_lm.models.base` and calls from its attention: `rowwise_attention`
   wraps it so that, inside `one_query_at_a_time()`, a pass over n tokens attends for each
-  query exactly as a one-token pass would (see decoder/backends/mlx.py, exact passes).
+  query exactly as a one-token pass would, and skips the rows a padded pass only carries for
+  its shape (see decoder/backends/mlx.py, exact passes).
 - `model.layers` / `model.model.layers`: the decoder layers, which `tap_layers` wraps to read
   their outputs (the hidden states a DFlash drafter is conditioned on).
 - `model.model` then `lm_head` or the tied `embed_tokens.as_linear`: the llama layout's output
@@ -49,13 +50,18 @@ def hf_tokenizer(tokenizer):
     return getattr(tokenizer, "_tokenizer", tokenizer)
 
 
-_ONE_QUERY = ContextVar("one_query_at_a_time", default=False)
+_ONE_QUERY: ContextVar[int | None] = ContextVar("one_query_at_a_time", default=None)
+ALL_ROWS = 1 << 30
 
 
 @contextmanager
-def one_query_at_a_time():
-    """Inside, wrapped attention computes each query of a pass as a one-token pass would."""
-    token = _ONE_QUERY.set(True)
+def one_query_at_a_time(real: int = ALL_ROWS):
+    """Inside, wrapped attention computes each query of a pass as a one-token pass would.
+
+    Only the first `real` queries attend; the rest of the pass (rows that pad it to a fixed
+    width) gets zeros, which nothing reads.
+    """
+    token = _ONE_QUERY.set(real)
     try:
         yield
     finally:
@@ -71,12 +77,14 @@ def _rowwise(attend):
     """
 
     def attention(queries, keys, values, cache, scale, mask, sinks=None):
-        n = queries.shape[2]
-        if n == 1 or not _ONE_QUERY.get():
+        n, real = queries.shape[2], _ONE_QUERY.get()
+        if real is None or (n == 1 and real >= 1):
             return attend(queries, keys, values, cache=cache, scale=scale, mask=mask, sinks=sinks)
+        import mlx.core as mx
+
         total = keys.shape[2]
         rows = []
-        for i in range(n):
+        for i in range(min(n, real)):
             seen = total - n + i + 1
             row_mask = mask[..., i : i + 1, :seen] if hasattr(mask, "shape") else None
             rows.append(
@@ -90,8 +98,9 @@ def _rowwise(attend):
                     sinks=sinks,
                 )
             )
-        import mlx.core as mx
-
+        if real < n:
+            shape = (*queries.shape[:2], n - real, values.shape[-1])
+            rows.append(mx.zeros(shape, dtype=rows[0].dtype if rows else queries.dtype))
         return mx.concatenate(rows, axis=2)
 
     attention.rowwise = True

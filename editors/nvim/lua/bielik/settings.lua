@@ -20,6 +20,7 @@ return {
   tls_verify = true, -- verify an https inference server's certificate
   backend = 'auto', -- inference engine: auto is MLX on macOS, llama.cpp on Linux and Windows (auto | mlx | llamacpp | openvino)
   exact = true, -- speculative output equals plain greedy output bit for bit: kernels chosen for it and measured at load (false: the fastest kernels, drafts verified as llama-server does)
+  exact_passes = 'auto', -- MLX with exact on: how passes are made to give one-token logits. padded: every pass, one-token steps included, is 16 tokens wide, so every step multiplies the same shapes (exact on any BLAS, but a plain step costs a wide one); native: the kernels as they are, passes split to the widest width measured exact; auto: native where that is 8 tokens or more, else padded. `doctor --load` says which, and what it costs (auto | native | padded)
   drafter_backend = vim.NIL, -- the drafter model's engine (unset: the same as backend) (auto | mlx | llamacpp | openvino)
   device = 'CPU', -- OpenVINO device: CPU, GPU (Intel Arc or integrated), NPU (Core Ultra) or AUTO (CPU | GPU | NPU | AUTO)
   threads = vim.NIL, -- CPU threads at most: llama.cpp's (with adapt_threads, each pass takes only the cores other programs leave free) and OpenVINO's (unset: the physical cores)
