@@ -15,12 +15,15 @@ which the callers bound by trimming the prompt.
 Exact passes (the `exact` setting): a pass over n tokens must give, bit for bit, the logits of n
 one-token passes, or speculation leaves plain greedy decoding. On a CPU with OpenBLAS, MLX's
 attention over n queries does not (a one-query pass takes another kernel path), nor do matrix
-products over more rows than OpenBLAS computes like one (12 here with 2 threads, 3 with one).
-So in exact mode attention runs one query at a time inside a pass (each as its one-token pass
-would: decoder/compat/mlx_lm.py), and the pipeline splits passes into the widest width the
-self-check finds exact (`split_passes`). Prefill runs batched, as wide as a request allows
-(decoder/backends/base.py); its logits depend on how a prompt is cut on a CPU, so there exact mode
-cuts every prompt at fixed positions, in every lane (measured at load: exactness.py).
+products over more rows than OpenBLAS computes like one (12 here with 2 threads, 3 with one,
+none on an AVX-512 CPU). So in exact mode attention runs one query at a time inside a pass
+(each as its one-token pass would: decoder/compat/mlx_lm.py), and the products are kept alike
+in one of two ways, chosen by the check at load (decoder/backends/exactness.py): passes split
+into the widest width the kernels give exactly (`split_passes`), or every pass padded to 16
+rows with each position at row (position mod 16), which is exact whatever the kernels, at the
+cost of a 16-row product for every plain step (`pad_passes`). Prefill runs batched, as wide
+as a request allows (decoder/backends/base.py); its logits depend on how a prompt is cut on a
+CPU, so there exact mode cuts every prompt at fixed positions, in every lane (measured at load).
 
 Hidden states: a DFlash drafter reads the target's hidden states at some layers (`capture`);
 they are kept per cached position, rewound with the cache and saved with it per document.
@@ -44,7 +47,7 @@ from decoder.backends.blas import find_openblas, loaded_blas
 from decoder.backends.exactness import Outlook
 from decoder.backends.files import DTYPES, ModelLoadError
 from decoder.backends.models import HUB_GGUF, Model, resolve
-from decoder.compat.mlx_lm import one_query_at_a_time, rowwise_attention, tap_layers
+from decoder.compat.mlx_lm import one_query_at_a_time, rows_at, rowwise_attention, tap_layers
 from decoder.errors import one_line
 
 if TYPE_CHECKING:
@@ -188,10 +191,10 @@ class MLXBackend:
         self.ids.extend(ids)
         return np.array(logits.astype(mx.float32))
 
-    def _pass(self, ids: list[int]) -> mx.array:
+    def _pass(self, ids: list[int], rows: slice = slice(None)) -> mx.array:
         logits = self.model(mx.array(ids)[None], cache=self.cache)[0]
         if self.features is not None:
-            self.features.add(mx.concatenate(self.taps, axis=-1)[0])
+            self.features.add(mx.concatenate(self.taps, axis=-1)[0][rows])
         return logits
 
     def _aligned(self, ids: list[int]) -> list[mx.array]:
@@ -199,29 +202,21 @@ class MLXBackend:
 
         So every product has the same shape, and a position's row in it never changes:
         whatever kernel and thread split the BLAS takes for that shape, a token gets the same
-        sums fed alone or among others. The rows before it in its window feed the cached ids
-        there again (they come out as they went in, rows being independent of each other);
-        the rows after it are padding, which neither attends nor stays in the cache.
+        sums fed alone or among others (rows being independent of each other). The pass's
+        other rows are padding: they neither attend nor reach the cache (`rows_at`).
         """
-        width, history, parts, at = self.padded, list(self.ids), [], 0
+        width, at, parts = self.padded, 0, []
         while at < len(ids):
-            row = len(history) % width
+            start = len(self.ids) + at
+            row = start % width
             new = ids[at : at + width - row]
-            self._drop(row)
-            pad = width - row - len(new)
-            with one_query_at_a_time(real=row + len(new)):
-                logits = self._pass(history[len(history) - row :] + new + new[-1:] * pad)
-            self._drop(pad)
-            parts.append(logits[row : row + len(new)])
-            history += new
+            rows = range(row, row + len(new))
+            fed = new[:1] * row + new + new[-1:] * (width - rows.stop)
+            with rows_at(self.cache, start, rows):
+                logits = self._pass(fed, slice(rows.start, rows.stop))
+            parts.append(logits[rows.start : rows.stop])
             at += len(new)
         return parts
-
-    def _drop(self, n: int) -> None:
-        """Drop the last `n` cache rows (and their hidden states), keeping `ids` as they are."""
-        rewind(self.cache, n)
-        if self.features is not None:
-            self.features.trim(n)
 
     def prefill_chunk(self, ids: list[int]) -> None:
         self._pass(ids)
@@ -232,8 +227,10 @@ class MLXBackend:
 
     def rewind(self, n: int) -> None:
         if n > 0:
-            self._drop(n)
+            rewind(self.cache, n)
             del self.ids[-n:]
+            if self.features is not None:
+                self.features.trim(n)
 
     def split_passes(self, width: int) -> None:
         """Feed passes wider than `width` tokens in pieces of `width` (exact mode only)."""

@@ -10,6 +10,9 @@
   wraps it so that, inside `one_query_at_a_time()`, a pass over n tokens attends for each
   query exactly as a one-token pass would, and skips the rows a padded pass only carries for
   its shape (see decoder/backends/mlx.py, exact passes).
+- the attention modules' order of calls, `rope(..., offset=cache.offset)` then
+  `cache.update_and_fetch(keys, values)`, and `KVCache.offset` as a plain attribute:
+  `rows_at` makes a padded pass write only its real rows, at their positions.
 - `model.layers` / `model.model.layers`: the decoder layers, which `tap_layers` wraps to read
   their outputs (the hidden states a DFlash drafter is conditioned on).
 - `model.model` then `lm_head` or the tied `embed_tokens.as_linear`: the llama layout's output
@@ -26,6 +29,7 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from pathlib import Path
 
 CHECKED = "0.32.2"
@@ -50,22 +54,53 @@ def hf_tokenizer(tokenizer):
     return getattr(tokenizer, "_tokenizer", tokenizer)
 
 
-_ONE_QUERY: ContextVar[int | None] = ContextVar("one_query_at_a_time", default=None)
-ALL_ROWS = 1 << 30
+_ROWS: ContextVar[range | None] = ContextVar("one_query_at_a_time", default=None)
 
 
 @contextmanager
-def one_query_at_a_time(real: int = ALL_ROWS):
+def one_query_at_a_time(rows: range | None = None):
     """Inside, wrapped attention computes each query of a pass as a one-token pass would.
 
-    Only the first `real` queries attend; the rest of the pass (rows that pad it to a fixed
-    width) gets zeros, which nothing reads.
+    Only the queries of `rows` (all, if None) attend, the last of them to every key the cache
+    returns; the pass's other rows (padding that gives it a fixed width) get zeros.
     """
-    token = _ONE_QUERY.set(real)
+    token = _ROWS.set(rows)
     try:
         yield
     finally:
-        _ONE_QUERY.reset(token)
+        _ROWS.reset(token)
+
+
+@contextmanager
+def rows_at(cache: list, start: int, rows: range):
+    """Inside, a pass feeds only `rows` of its input to `cache`, at positions from `start`.
+
+    mlx-lm's attention reads `cache.offset` as the position of the pass's first row (RoPE, the
+    masks), then calls `update_and_fetch` with every row's keys and values. So the offset reads
+    `start - rows.start` until then, and only `rows` are written, from `start` on: the other
+    rows keep their places in the pass, and nothing of them reaches the cache or attends
+    (`one_query_at_a_time(rows)`, entered here too). A pass that fails leaves the cache at
+    `start`.
+    """
+
+    def write(layer, keys, values):
+        layer.offset = start
+        real = slice(rows.start, rows.stop)
+        return type(layer).update_and_fetch(layer, keys[..., real, :], values[..., real, :])
+
+    for layer in cache:
+        layer.offset = start - rows.start
+        layer.update_and_fetch = partial(write, layer)
+    try:
+        with one_query_at_a_time(rows):
+            yield
+    except BaseException:
+        for layer in cache:
+            layer.offset = start
+        raise
+    finally:
+        for layer in cache:
+            del layer.update_and_fetch
 
 
 def _rowwise(attend):
@@ -77,17 +112,18 @@ def _rowwise(attend):
     """
 
     def attention(queries, keys, values, cache, scale, mask, sinks=None):
-        n, real = queries.shape[2], _ONE_QUERY.get()
-        if real is None or (n == 1 and real >= 1):
+        n, rows = queries.shape[2], _ROWS.get()
+        if n == 1 and rows is None:
             return attend(queries, keys, values, cache=cache, scale=scale, mask=mask, sinks=sinks)
         import mlx.core as mx
 
-        total = keys.shape[2]
-        rows = []
-        for i in range(min(n, real)):
-            seen = total - n + i + 1
+        rows = range(n) if rows is None else rows
+        total = keys.shape[2]  # the last query of `rows` sees them all
+        out = [_zeros(queries, values, rows.start)]
+        for i in rows:
+            seen = total - rows.stop + i + 1
             row_mask = mask[..., i : i + 1, :seen] if hasattr(mask, "shape") else None
-            rows.append(
+            out.append(
                 attend(
                     queries[:, :, i : i + 1],
                     keys[:, :, :seen],
@@ -98,13 +134,18 @@ def _rowwise(attend):
                     sinks=sinks,
                 )
             )
-        if real < n:
-            shape = (*queries.shape[:2], n - real, values.shape[-1])
-            rows.append(mx.zeros(shape, dtype=rows[0].dtype if rows else queries.dtype))
-        return mx.concatenate(rows, axis=2)
+        out.append(_zeros(queries, values, n - rows.stop))
+        return mx.concatenate([part for part in out if part is not None], axis=2)
 
     attention.rowwise = True
     return attention
+
+
+def _zeros(queries, values, n: int):
+    """`n` rows of attention output that nothing reads (None for none)."""
+    import mlx.core as mx
+
+    return mx.zeros((*queries.shape[:2], n, values.shape[-1]), queries.dtype) if n else None
 
 
 def rowwise_attention(model) -> bool:
