@@ -154,3 +154,13 @@ def test_the_cache_holds_what_was_fed_after_aligned_passes(wide):
     assert all(c.offset == len(ids) for c in backend.cache)
     backend.rewind(5)
     assert all(c.offset == len(ids) - 5 for c in backend.cache) and backend.ids == ids[:-5]
+
+
+def test_drafts_are_cut_to_the_windows_they_fill(wide):
+    """A padded pass costs the same full or not: a draft does not start one for its last ids."""
+    backend = padded(wide)
+    assert backend.whole_passes(600, 8) == 8  # rows 8-15: one window
+    assert backend.whole_passes(600, 17) == 8  # 9 more would start a second window for 9 rows
+    assert backend.whole_passes(600, 24) == 24  # ... which they fill
+    assert backend.whole_passes(607, 10) == 1  # the window's last row, then a fresh window
+    assert MLXBackend(wide.model, wide.tokenizer, exact=True).whole_passes(600, 17) == 17

@@ -209,7 +209,7 @@ class MLXBackend:
         while at < len(ids):
             start = len(self.ids) + at
             row = start % width
-            new = ids[at : at + width - row]
+            new = ids[at : at + min(width - row, self.max_width or width)]
             rows = range(row, row + len(new))
             fed = new[:1] * row + new + new[-1:] * (width - rows.stop)
             with rows_at(self.cache, start, rows):
@@ -235,6 +235,15 @@ class MLXBackend:
     def split_passes(self, width: int) -> None:
         """Feed passes wider than `width` tokens in pieces of `width` (exact mode only)."""
         self.max_width = max(1, width)
+
+    def whole_passes(self, start: int, n: int) -> int:
+        """Of `n` ids to verify from `start`, as many as fill the padded passes they take.
+
+        All that fit the first window, else up to the end of the last window they fill: a
+        window started for a draft's last few ids costs as much as a full one.
+        """
+        first = self.padded - start % self.padded if self.padded else n
+        return n if n <= first else first + (n - first) // self.padded * self.padded
 
     def pad_passes(self, width: int | None) -> None:
         """Feed every pass `width` ids wide, aligned to positions (exact mode only; None: stop).
