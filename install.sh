@@ -30,7 +30,7 @@ fi
 WHEELS="build/wheels"
 rm -rf "$WHEELS"
 "$VENV/bin/python" packaging/build.py --out "$WHEELS" --levels native --uv "$VENV/bin/uv" llama smollm2 >/dev/null
-BUILT="$(sha256sum "$WHEELS"/*.whl | sha256sum | cut -c1-16)"
+BUILT="$("$VENV/bin/python" -c 'import os, sys; print(sorted((os.path.basename(p), os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in sys.argv[1:]))' "$WHEELS"/*.whl)"
 if [[ "$(cat "$VENV/.llama-cpp-build" 2>/dev/null)" != "$BUILT" ]]; then
     "$VENV/bin/python" -m pip uninstall -q -y llama-cpp-python 2>/dev/null || true  # same `llama_cpp`
     "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall "$WHEELS"/*.whl

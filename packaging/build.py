@@ -301,7 +301,7 @@ def build_llama(levels: list[str] | None, uv: str, quiet: bool, sdist_only: bool
         only = f"cmake.define.GGML_CPU_VARIANTS_ONLY={';'.join(levels)}" if levels else None
         extra = ["--sdist"] if sdist_only else ["-C", only] if only else []
         uv_build(tree, work / "dist", extra, uv, quiet)
-        if not sdist_only:
+        if not sdist_only and levels is None:  # what the release publishes
             repair(work / "dist", uv)
     return folder
 
@@ -310,7 +310,8 @@ def repair(dist: Path, uv: str) -> None:
     """Linux: auditwheel tags the wheel manylinux and vendors what it needs beyond glibc (libgomp).
 
     Tagged for the oldest glibc whose symbols it uses: built here that is this machine's; the
-    release builds in manylinux_2_28.
+    release builds in manylinux_2_28. Only the wheels of every level, which the release would
+    publish: a one-level build (a local version, never published) links the system's libgomp.
     """
     if not sys.platform.startswith("linux"):
         return
