@@ -316,7 +316,7 @@ def test_llama_cpp_fast_batches_are_not_bit_identical():
 
 @pytest.mark.skipif(
     compat.llamafile_compiled(),
-    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): ./install.sh rebuilds it without",
+    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): bielik-llama-cpp is built without it",
 )
 def test_llama_cpp_exact_batches_are_bit_identical():
     """The exact configuration: passes of 1-16 tokens (up to the tiled cap) equal one-token ones.
