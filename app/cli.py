@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument(
         "--json", action="store_true", help="one JSON object (editors' health checks read it)"
     )
+    doctor.add_argument(
+        "--cpu-levels",
+        action="store_true",
+        help="load the models on each CPU level of llama.cpp this machine runs; check each exact",
+    )
     add_settings(doctor, "global", given_only=True)  # `doctor --preset P` too
     from app.bench.cli import add_parser
     from app.checking import add_parser as add_check
@@ -173,6 +178,14 @@ def _run(name: str):
     return run
 
 
+def _doctor(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
+    if args.cpu_levels:
+        from app.levels import run
+
+        return run(settings, args, argv)
+    return _run("run_doctor")(settings, args, argv)
+
+
 def _bench(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
     from app.bench.cli import run
 
@@ -201,7 +214,7 @@ COMMANDS = {
     None: _serve,
     "serve": _serve,
     "continue": _run("run_continue"),
-    "doctor": _run("run_doctor"),
+    "doctor": _doctor,
     "serve-model": _run("run_serve_model"),
     "bench": _bench,
     "tune-drafter": _tune,

@@ -1,15 +1,16 @@
-"""`bielik-lsp setup`: what this machine needs compiled, built once into the cache.
+"""`bielik-lsp setup`: what this machine needs compiled that no wheel carries, built once.
 
-Above all llama.cpp kernels that make speculation exact; on Linux also the stand-in that lets
-MLX use PyPI's OpenBLAS (decoder/backends/blas.py), where the system has none.
+The install brings llama.cpp exact and prebuilt (bielik-llama-cpp's wheels: every CPU level,
+Metal on macOS), so on the CPU there is nothing to build. What is left for `setup`: a GPU build
+(CUDA, Vulkan) or a build from llama-cpp-python's own source, and on Linux the stand-in that lets
+MLX use PyPI's OpenBLAS (decoder/backends/blas.py) where the system has none.
 
-A package install compiles llama-cpp-python with llama.cpp's default CPU kernels, tinyBLAS among
-them, and with tinyBLAS no pass over several tokens gives one-token logits (docs/exactness.md).
-This builds the llama.cpp that the installed llama-cpp-python vendors, from that release's own
-source package, without tinyBLAS and with the GPU backend the install already uses (or the one
-asked for), into ~/.cache/bielik-lsp/llama.cpp/, and makes it the library llama-cpp-python loads
-from then on (decoder/backends/llama_lib.py). It needs what the install needed: CMake (the
-`cmake` package is a dependency) and a C++ compiler; the GPU builds need their toolkits.
+It builds the llama.cpp that the installed bindings vendor (llama-cpp-python's release of the same
+version: its source package, sha256-checked), without tinyBLAS (with it no pass over several
+tokens gives one-token logits) and with the GPU backend asked for, into
+~/.cache/bielik-lsp/llama.cpp/, and makes it the library the bindings load from then on
+(decoder/backends/llama_lib.py). It needs CMake and Ninja (`uv tool install
+'bielik-lsp[setup]'`), a C++ compiler, and the GPU's toolkit.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def add_parser(sub: Any) -> None:
     setup = sub.add_parser(
         "setup",
         allow_abbrev=False,
-        help="build llama.cpp's kernels for exact speculation into the cache (once, a few minutes)",
+        help="build llama.cpp for CUDA or Vulkan, or from source, into the cache (minutes)",
     )
     setup.add_argument(
         "--gpu",
@@ -84,7 +85,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     version = llama_lib.installed_version()
     if version is None:
         raise UserError(
-            "llama-cpp-python is not installed here (a remote-only install has no local engine)"
+            "llama.cpp's bindings are not installed (a remote-only install has no local engine)"
         )
     if args.bundled:
         llama_lib.current_file(version).unlink(missing_ok=True)
@@ -105,7 +106,7 @@ def select_exact(version: str, args: argparse.Namespace) -> str:
     gpu = args.gpu if args.gpu != "auto" else own_gpu
     if own_exact and gpu == own_gpu and not (args.force or args.cmake_args):
         llama_lib.current_file(version).unlink(missing_ok=True)
-        return f"setup: the {gpu} llama.cpp this install compiled has no tinyBLAS: nothing to build"
+        return f"setup: the {gpu} llama.cpp installed here is exact (no tinyBLAS): nothing to build"
     flags = [*FLAGS, *GPUS[gpu], *shlex.split(args.cmake_args)]
     folder = llama_lib.builds_root() / f"{version}-{gpu}-{build_key(version, flags)}"
     if args.force or llama_lib.read_build(folder) is None:
@@ -250,7 +251,7 @@ def configure(tree: Path, objects: Path, flags: list[str]) -> None:
     """CMake's configure step; Ninja where it can run (its [n/N] lines show progress)."""
     cmake = tool("cmake")
     if cmake is None:
-        raise UserError("setup needs CMake: uv tool install --with cmake bielik-lsp")
+        raise UserError("setup needs CMake: uv tool install --reinstall 'bielik-lsp[setup]'")
     # Windows: CMake's default generator finds Visual Studio itself; Ninja needs its prompt.
     ninja = tool("ninja") if sys.platform != "win32" else None
     generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else []

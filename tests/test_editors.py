@@ -285,7 +285,9 @@ def test_nvim_lsp_enable_alone(tmp_path):
     Only the plugin on the runtime path, the server on PATH, that one line the whole init.lua.
     """
     nvim = _nvim_or_skip()
-    server = Path(sys.executable).parent / "bielik-lsp"
+    # BIELIK_TEST_SERVER: another install's bielik-lsp, e.g. a uv tool's (the README's install).
+    server = Path(sys.executable).with_name("bielik-lsp")
+    server = Path(os.environ.get("BIELIK_TEST_SERVER") or server)
     if not server.exists():
         pytest.skip(f"no {server}: run ./install.sh")
     env, doc = _nvim_user(tmp_path, "vim.lsp.enable('bielik')\n")

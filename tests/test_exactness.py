@@ -32,7 +32,7 @@ from tests.tiny_gguf import mistral_vocab, random_llama  # noqa: E402
 needs_exact_build = pytest.mark.skipif(
     compat.llamafile_compiled(),
     reason="this libllama has tinyBLAS (GGML_LLAMAFILE): no configuration of it is exact; "
-    "./install.sh rebuilds llama-cpp-python with -DGGML_LLAMAFILE=OFF",
+    "bielik-llama-cpp (./install.sh) is built without it",
 )
 
 

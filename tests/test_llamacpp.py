@@ -6,6 +6,10 @@ And speculative == plain greedy for every drafter, on tiny random GGUFs and the 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -312,7 +316,7 @@ def test_llama_cpp_fast_batches_are_not_bit_identical():
 
 @pytest.mark.skipif(
     compat.llamafile_compiled(),
-    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): ./install.sh rebuilds it without",
+    reason="this libllama has tinyBLAS (GGML_LLAMAFILE): bielik-llama-cpp is built without it",
 )
 def test_llama_cpp_exact_batches_are_bit_identical():
     """The exact configuration: passes of 1-16 tokens (up to the tiled cap) equal one-token ones.
@@ -325,6 +329,43 @@ def test_llama_cpp_exact_batches_are_bit_identical():
     assert widest >= 7
     diffs = batched_and_one_token(backend, 600, range(1, widest + 1))
     assert all(d == 0.0 for d in diffs.values()), diffs
+
+
+def test_the_bindings_load_the_best_cpu_level_this_machine_runs():
+    """bielik-llama-cpp loads its CPU backend from its own folder: the best level this CPU runs.
+
+    LLAMA_CPP_CPU_VARIANT names another; a level the wheel lacks is a clear error at import.
+    """
+    levels = compat.cpu_levels()
+    if levels is None:
+        pytest.skip(f"{compat.LIBRARY}: the CPU backend is built in (one level)")
+    assert levels.chosen_by == "score" and levels.scores[levels.cpu] > 0
+    assert levels.scores[levels.cpu] == max(levels.scores.values())
+    assert not compat.llamafile_compiled() and compat.build() == "CPU"
+    env = {**os.environ, compat.CPU_LEVEL_ENV: "no-such-level"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import llama_cpp"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "no such CPU level" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_doctor_checks_each_cpu_level_exact():
+    """`doctor --cpu-levels`: each level this CPU runs loads the models in a process of its own.
+
+    The release's wheel has every level; a clone's (install.sh) has this machine's one.
+    """
+    if compat.cpu_levels() is None:
+        pytest.skip(f"{compat.LIBRARY}: the CPU backend is built in (one level)")
+    command = [sys.executable, "-m", "app.cli", "--backend", "llamacpp", "doctor"]
+    done = subprocess.run(
+        [*command, "--cpu-levels", "--json"], capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    runs = [row for row in report["levels"] if row["runs"]]
+    assert runs and all(row["exact"] == "yes" for row in runs), report
+    assert report["picked"] == compat.cpu_levels().cpu
 
 
 def test_mlx_directory_on_llama_cpp_is_a_clear_error(tmp_path):

@@ -45,7 +45,8 @@ CODE_SERVER = Path(
     )
 )
 CHROMIUM = os.environ.get("BIELIK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-SERVER = Path(sys.executable).parent / "bielik-lsp"
+# BIELIK_TEST_SERVER: another install's bielik-lsp, e.g. a uv tool's (the README's install).
+SERVER = Path(os.environ.get("BIELIK_TEST_SERVER") or Path(sys.executable).parent / "bielik-lsp")
 DOCUMENT = ROOT / "tests/fixtures/umowa.md"
 LOAD_TIMEOUT_S = 240  # the model load (~10 s idle; minutes on a machine loaded by other work)
 RUN_DEADLINE_S = 300  # the checks once the server is ready (about 2 minutes on 2 idle cores)

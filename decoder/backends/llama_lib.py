@@ -1,13 +1,13 @@
-"""Which libllama llama-cpp-python loads: the one its install compiled, or an exact build.
+"""Which libllama the `llama_cpp` bindings load: the one installed with them, or a `setup` build.
 
-A package install (`uv tool install`, pipx, pip) compiles llama-cpp-python with llama.cpp's
-default CPU kernels, tinyBLAS among them, and with tinyBLAS a pass over several tokens never
-gives the logits of one-token passes, so speculation cannot be exact. `bielik-lsp setup`
-(app/setup.py) builds the same llama.cpp version without it (and with a GPU backend if asked)
-into the cache, one folder per version and build flags, and names it as the build this
-environment loads. Before llama-cpp-python is first imported, `select()` points it there with
-LLAMA_CPP_LIB_PATH, the variable llama-cpp-python reads for that purpose. The C API changes
-between releases, so a build is only ever used for the llama-cpp-python version it was made for.
+The bindings come from bielik-llama-cpp (packaging/llama/): llama-cpp-python's release rebuilt
+without tinyBLAS, as wheels, so the library installed with them is exact and nothing compiles.
+`bielik-lsp setup` (app/setup.py) is for what no wheel carries: a CUDA or Vulkan build, or a
+source build of llama-cpp-python's own release. It builds into the cache, one folder per version
+and build flags, and names the build this environment loads. Before `llama_cpp` is first
+imported, `select()` points it there with LLAMA_CPP_LIB_PATH, the variable the bindings read for
+that purpose. The C API changes between releases, so a build is only ever used for the
+llama-cpp-python version it was made for (bielik-llama-cpp's version is that release's).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -23,8 +24,9 @@ from pathlib import Path
 from decoder.backends.files import cache_root
 
 LIB_ENV = "LLAMA_CPP_LIB_PATH"  # read by llama-cpp-python when it loads libllama
-CHOICE_ENV = "BIELIK_LSP_LLAMA_LIB"  # "bundled": the library the install compiled, never ours
-PACKAGE = "llama-cpp-python"
+CHOICE_ENV = "BIELIK_LSP_LLAMA_LIB"  # "bundled": the library installed with the bindings
+PACKAGE = "bielik-llama-cpp"  # the bindings with exact wheels (packaging/llama/)
+UPSTREAM = "llama-cpp-python"  # the same bindings from source, where installed instead
 SETUP_COMMAND = "bielik-lsp setup"
 LIBRARY = {"win32": "llama.dll", "darwin": "libllama.dylib"}.get(sys.platform, "libllama.so")
 
@@ -39,15 +41,26 @@ class Build:
     gpu: str  # cpu, cuda, metal or vulkan
 
     def describe(self) -> str:
-        return f"{self.gpu} build of llama.cpp for {PACKAGE} {self.version} ({self.folder})"
+        return f"{self.gpu} build of llama.cpp for {UPSTREAM} {self.version} ({self.folder})"
+
+
+def bindings() -> tuple[str, str] | None:
+    """The distribution that installed the `llama_cpp` bindings here, and its version."""
+    for name in (PACKAGE, UPSTREAM):
+        try:
+            return name, version(name)
+        except PackageNotFoundError:
+            continue
+    return None
 
 
 def installed_version() -> str | None:
-    """The llama-cpp-python version installed beside us, read without importing it."""
-    try:
-        return version(PACKAGE)
-    except PackageNotFoundError:
-        return None
+    """The llama-cpp-python release of the bindings installed beside us, read without importing.
+
+    bielik-llama-cpp 0.3.36 (or 0.3.36.post1, 0.3.36+haswell) is llama-cpp-python 0.3.36.
+    """
+    found = bindings()
+    return re.match(r"\d+(\.\d+)*", found[1]).group() if found else None
 
 
 def builds_root() -> Path:
@@ -96,9 +109,9 @@ def select() -> str:
     if os.environ.get(LIB_ENV):
         return f"{os.environ[LIB_ENV]} (set in {LIB_ENV})"
     if os.environ.get(CHOICE_ENV) == "bundled":
-        return f"the one {PACKAGE} was installed with ({CHOICE_ENV}=bundled)"
+        return f"the one installed with the bindings ({CHOICE_ENV}=bundled)"
     build = current_build()
     if build is None:
-        return f"the one {PACKAGE} was installed with"
+        return "the one installed with the bindings"
     os.environ[LIB_ENV] = str(build.folder)
     return build.describe()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from decoder.backends import llama_lib
 from decoder.backends import threads as lanes
 from decoder.backends.adapters import Adapter, check_base
 from decoder.backends.base import PREFILL_CHUNK, PrefixCaches, rewind_and_prefill
@@ -408,13 +409,32 @@ def load_adapter(model: Model, adapter: Adapter) -> None:
 
 
 def doctor(settings: Settings) -> list[str]:
-    """The binding's version, which libllama it loaded, what the build offloads to, threads."""
+    """The bindings, which libllama they loaded and its CPU level, what it offloads to, threads."""
     threads = settings.threads or physical_cores()
+    name, version = llama_lib.bindings() or ("llama_cpp", lib.__version__)
+    upstream = f" (llama-cpp-python {lib.__version__})" if name != llama_lib.UPSTREAM else ""
     return [
-        f"llama-cpp-python {lib.__version__}; build {compat.build()}; threads {threads}; "
+        f"bindings {name} {version}{upstream}; build {compat.build()}; threads {threads}; "
         f"GPU offload {'yes' if gpu_offload() else 'no'}",
         f"libllama: {compat.LIBRARY}",
+        cpu_level_line(compat.cpu_levels()),
     ]
+
+
+def cpu_level_line(levels) -> str:
+    """Which of the wheel's CPU levels runs here, and why that one."""
+    if levels is None:
+        return "CPU level: the one libllama was compiled for (its CPU backend is built in)"
+    runs = levels.runnable()
+    why = (
+        f"set in {compat.CPU_LEVEL_ENV}"
+        if levels.chosen_by != "score"
+        else "the best this CPU runs"
+    )
+    return (
+        f"CPU level {levels.cpu} ({why}; {len(runs)} of the {len(levels.scores)} levels "
+        f"beside libllama run here: {', '.join(runs)}; doctor --cpu-levels checks each)"
+    )
 
 
 def outlook(settings: Settings) -> Outlook:
@@ -428,9 +448,10 @@ def outlook(settings: Settings) -> Outlook:
     if compat.llamafile_compiled():
         return Outlook(
             "no",
-            "this llama.cpp build multiplies batches with tinyBLAS, so `auto` decodes plain "
-            "(the default CPU build of llama-cpp-python)",
-            f"{SETUP_COMMAND} (builds exact kernels once, about 5 minutes on 2 cores)",
+            "this libllama multiplies batches with tinyBLAS, so `auto` decodes plain "
+            "(llama-cpp-python's default build, not bielik-llama-cpp's)",
+            f"{SETUP_COMMAND} (compiles exact kernels once, a few minutes; or reinstall "
+            "bielik-lsp so that bielik-llama-cpp's exact wheel provides llama_cpp)",
         )
     if gpu_offload() and settings.gpu_layers != 0:
         return UNKNOWN

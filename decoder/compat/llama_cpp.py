@@ -1,9 +1,11 @@
 """llama-cpp-python names that changed between releases, resolved once.
 
-Checked against llama-cpp-python 0.3.36 (llama.cpp's `llama_memory_*` API). Releases before the
-memory API (up to 0.3.9) named the same calls `llama_kv_self_*` / `llama_kv_cache_*`, on the
-context rather than on its memory. Importing this module loads libllama: the exact build
-`bielik-lsp setup` made, where there is one (decoder/backends/llama_lib.py).
+Checked against llama-cpp-python 0.3.36 (llama.cpp's `llama_memory_*` API), as bielik-llama-cpp
+0.3.36 ships it (packaging/llama/). Releases before the memory API (up to 0.3.9) named the same
+calls `llama_kv_self_*` / `llama_kv_cache_*`, on the context rather than on its memory. Importing
+this module loads libllama: the build `bielik-lsp setup` made, where there is one
+(decoder/backends/llama_lib.py), else the one installed with the bindings, which loads its best
+CPU level (`cpu_levels`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+from importlib import import_module
 
 from decoder.backends import llama_lib
 
@@ -97,3 +100,18 @@ def llamafile_compiled() -> bool:
     """Whether this libllama has tinyBLAS (GGML_LLAMAFILE): its batches are never bit-identical."""
     info = lib.llama_print_system_info().decode("utf-8", "replace").upper().replace(" ", "")
     return "LLAMAFILE=1" in info
+
+
+def cpu_levels():
+    """The CPU levels beside bielik-llama-cpp's libllama, and the one loaded (`_backends.Backends`).
+
+    None where the bindings are llama-cpp-python's own, or the CPU backend is linked in (a
+    `setup` build): one level, the one it was compiled for.
+    """
+    try:
+        return import_module("llama_cpp._backends").LOADED
+    except ImportError:
+        return None
+
+
+CPU_LEVEL_ENV = "LLAMA_CPP_CPU_VARIANT"  # bielik-llama-cpp loads this CPU level, not the best

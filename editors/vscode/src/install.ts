@@ -21,7 +21,7 @@ export interface BuildEntry {
   description: string;
   /** The OSes it is offered on (all when absent). */
   platforms?: NodeJS.Platform[];
-  /** Environment of the install: llama-cpp-python's CMake flags for a GPU build. */
+  /** Environment of the install: bielik-llama-cpp's CMake flags for a GPU build. */
   env: Record<string, string>;
   /** The installer's arguments; SOURCE stands for the package to install. */
   uv: string[];
@@ -31,40 +31,46 @@ export interface BuildEntry {
 }
 
 const SOURCE = 'SOURCE';
-// llama-cpp-python builds from source (PyPI has no wheels of it); a cached CPU build must not be
-// reused for a GPU one, hence --reinstall-package (uv) and --no-cache-dir (pip, under pipx).
-const rebuild = { uv: ['tool', 'install', '--reinstall-package', 'llama-cpp-python', SOURCE], pipx: ['install', '--pip-args=--no-cache-dir', SOURCE] };
+// llama.cpp comes exact and prebuilt in bielik-llama-cpp's wheels (CPU on every platform, Metal
+// on macOS). A GPU build compiles its source package instead, with the GPU's flag and this
+// machine's one CPU level (no backend modules), and must not reuse a cached wheel: hence
+// --no-binary and --reinstall-package (uv), --no-binary and --no-cache-dir (pip, under pipx).
+const LLAMA = 'bielik-llama-cpp';
+const ONE_CPU_LEVEL = '-DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_NATIVE=ON';
+const rebuild = {
+  uv: ['tool', 'install', '--no-binary-package', LLAMA, '--reinstall-package', LLAMA, SOURCE],
+  pipx: ['install', `--pip-args=--no-binary=${LLAMA} --no-cache-dir`, SOURCE],
+};
 
 /** The one table: what each build installs, with uv and with pipx. */
 export const BUILDS: Record<Build, BuildEntry> = {
   cpu: {
     label: 'CPU',
-    description: 'llama.cpp on the processor; compiles it once (a few minutes)',
+    description: 'llama.cpp on the processor, exact, prebuilt: nothing is compiled (seconds)',
     env: {},
-    // uv builds llama.cpp without tinyBLAS (exact speculation) and keys its cache by the setting;
-    // pip would reuse a cached build whatever the setting: with pipx, `bielik-lsp setup` after.
-    uv: ['tool', 'install', '--config-settings-package', 'llama-cpp-python:cmake.define.GGML_LLAMAFILE=OFF', SOURCE],
+    uv: ['tool', 'install', SOURCE],
     pipx: ['install', SOURCE],
   },
   cuda: {
     label: 'NVIDIA GPU (CUDA)',
-    description: 'llama.cpp built for CUDA; needs the CUDA toolkit (nvcc)',
+    description: 'llama.cpp compiled for CUDA (minutes); needs the CUDA toolkit (nvcc) and a C++ compiler',
     platforms: ['linux', 'win32'],
-    env: { CMAKE_ARGS: '-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF' },
+    env: { CMAKE_ARGS: `-DGGML_CUDA=on ${ONE_CPU_LEVEL}` },
     ...rebuild,
   },
   metal: {
     label: 'Apple GPU (Metal)',
-    description: 'llama.cpp built for Metal',
+    description: 'llama.cpp with Metal, prebuilt: nothing is compiled (seconds)',
     platforms: ['darwin'],
-    env: { CMAKE_ARGS: '-DGGML_METAL=on -DGGML_LLAMAFILE=OFF' },
-    ...rebuild,
+    env: {},
+    uv: ['tool', 'install', SOURCE],
+    pipx: ['install', SOURCE],
   },
   vulkan: {
     label: 'GPU through Vulkan (AMD, Intel, NVIDIA)',
-    description: 'llama.cpp built for Vulkan; needs the Vulkan SDK',
+    description: 'llama.cpp compiled for Vulkan (minutes); needs the Vulkan SDK and a C++ compiler',
     platforms: ['linux', 'win32'],
-    env: { CMAKE_ARGS: '-DGGML_VULKAN=on -DGGML_LLAMAFILE=OFF' },
+    env: { CMAKE_ARGS: `-DGGML_VULKAN=on ${ONE_CPU_LEVEL}` },
     ...rebuild,
   },
   remote: {

@@ -138,8 +138,7 @@ export async function installServer(host: Host): Promise<boolean> {
     return false;
   }
   host.output.info('the server is installed');
-  const exact = BUILDS[build].remote ? '' : ' For exact speculation on this machine, run `bielik-lsp setup` once (it builds exact llama.cpp kernels, about 5 minutes).';
-  void vscode.window.showInformationMessage(`Bielik: bielik-lsp is installed and starting.${exact}`);
+  void vscode.window.showInformationMessage('Bielik: bielik-lsp is installed and starting.');
   await host.start();
   return true;
 }

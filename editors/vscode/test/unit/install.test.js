@@ -89,18 +89,19 @@ test('uv and pipx are found where their installers put them, and asked where the
 test('the install table: one command per build and installer, GPU builds with their CMake flags', () => {
   const sources = { source: 'git+https://github.com/bielik-lsp/bielik-lsp', remote: 'bielik-lsp-remote' };
   const uv = (b, platform = 'linux') => install.installStep(b, 'uv', '/home/ola/.local/bin/uv', sources, platform);
-  const exact = ['--config-settings-package', 'llama-cpp-python:cmake.define.GGML_LLAMAFILE=OFF'];
-  assert.deepEqual(uv('cpu'), { program: '/home/ola/.local/bin/uv', args: ['tool', 'install', ...exact, sources.source], env: {}, display: `uv tool install ${exact.join(' ')} git+https://github.com/bielik-lsp/bielik-lsp` });
-  assert.deepEqual(uv('cuda').args, ['tool', 'install', '--reinstall-package', 'llama-cpp-python', sources.source]);
-  assert.deepEqual(uv('cuda').env, { CMAKE_ARGS: '-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF' });
-  assert.deepEqual(uv('vulkan').env, { CMAKE_ARGS: '-DGGML_VULKAN=on -DGGML_LLAMAFILE=OFF' });
-  assert.deepEqual(uv('metal', 'darwin').env, { CMAKE_ARGS: '-DGGML_METAL=on -DGGML_LLAMAFILE=OFF' });
+  assert.deepEqual(uv('cpu'), { program: '/home/ola/.local/bin/uv', args: ['tool', 'install', sources.source], env: {}, display: 'uv tool install git+https://github.com/bielik-lsp/bielik-lsp' });
+  const rebuild = ['--no-binary-package', 'bielik-llama-cpp', '--reinstall-package', 'bielik-llama-cpp'];
+  const oneLevel = '-DGGML_BACKEND_DL=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_NATIVE=ON';
+  assert.deepEqual(uv('cuda').args, ['tool', 'install', ...rebuild, sources.source]);
+  assert.deepEqual(uv('cuda').env, { CMAKE_ARGS: `-DGGML_CUDA=on ${oneLevel}` });
+  assert.deepEqual(uv('vulkan').env, { CMAKE_ARGS: `-DGGML_VULKAN=on ${oneLevel}` });
+  assert.deepEqual(uv('metal', 'darwin'), uv('cpu', 'darwin'), 'the macOS wheel has Metal: nothing to build');
   assert.deepEqual(uv('remote').args, ['tool', 'install', 'bielik-lsp-remote']);
   const pipx = install.installStep('cuda', 'pipx', 'pipx', { source: '/tmp/dist/bielik_lsp-0.1.0-py3-none-any.whl', remote: 'x' }, 'linux');
-  assert.deepEqual(pipx.args, ['install', '--pip-args=--no-cache-dir', '/tmp/dist/bielik_lsp-0.1.0-py3-none-any.whl']);
-  assert.equal(pipx.display, "CMAKE_ARGS='-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF' pipx install --pip-args=--no-cache-dir /tmp/dist/bielik_lsp-0.1.0-py3-none-any.whl");
+  assert.deepEqual(pipx.args, ['install', '--pip-args=--no-binary=bielik-llama-cpp --no-cache-dir', '/tmp/dist/bielik_lsp-0.1.0-py3-none-any.whl']);
+  assert.equal(pipx.display, `CMAKE_ARGS='-DGGML_CUDA=on ${oneLevel}' pipx install '--pip-args=--no-binary=bielik-llama-cpp --no-cache-dir' /tmp/dist/bielik_lsp-0.1.0-py3-none-any.whl`);
   const win = install.installStep('cuda', 'uv', 'C:\\Users\\ola\\.local\\bin\\uv.exe', { source: "C:\\O'Neil\\w.whl", remote: 'r' }, 'win32');
-  assert.equal(win.display, "$env:CMAKE_ARGS='-DGGML_CUDA=on -DGGML_LLAMAFILE=OFF'; uv tool install --reinstall-package llama-cpp-python 'C:\\O''Neil\\w.whl'");
+  assert.equal(win.display, `$env:CMAKE_ARGS='-DGGML_CUDA=on ${oneLevel}'; uv tool install ${rebuild.join(' ')} 'C:\\O''Neil\\w.whl'`);
   assert.deepEqual(install.buildsFor('linux'), ['cpu', 'cuda', 'vulkan', 'remote']);
   assert.deepEqual(install.buildsFor('darwin'), ['cpu', 'metal', 'remote']);
   assert.deepEqual(install.buildsFor('win32'), ['cpu', 'cuda', 'vulkan', 'remote']);
