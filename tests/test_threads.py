@@ -64,6 +64,21 @@ def test_a_momentary_process_within_the_window_does_not_halve_a_pass():
     assert plan.threads() == 1  # a load that stays wins
 
 
+def test_the_run_queue_is_read_at_most_every_sample_interval():
+    reads = []
+    clock = Clock()
+    plan = ThreadPlan(2, sample=lambda: reads.append(clock.t) or 1, cpus=2, clock=clock)
+    for _ in range(10):  # passes of 5 ms: one read in four
+        plan.threads()
+        clock.t += 0.005
+    assert reads == pytest.approx([0.0, 0.02, 0.04]) and plan.last == 1
+    plan._sample = lambda: 0  # the hog ended: seen at the next read, not at the next pass
+    clock.t = 0.055
+    assert plan.threads() == 1
+    clock.t = 0.065
+    assert plan.threads() == 2
+
+
 def test_fixed_and_unknown_and_many_cores():
     assert plan_of([2], adaptive=False)[0].threads() == 2
     assert plan_of([None])[0].threads() == 2  # no /proc: the configured maximum

@@ -8,7 +8,9 @@ pass the backend asks `ThreadPlan.threads`: the kernel's count of runnable threa
 gets the rest, between 1 and the configured `threads`. The smallest count among the samples of
 the last fraction of a second is used, so a process that runs for a moment (the editor drawing
 a keystroke) does not halve a pass, while a compile or a browser tab that keeps a core busy
-does, from the next pass on.
+does, from the next pass on. Reading the counts costs tens of microseconds (a file per thread
+of ours), so they are read at most every SAMPLE_S: on an idle machine, where a small model's
+passes take a few milliseconds, the plan then costs a read every few passes, not one per pass.
 
 Work nobody waits for (a document prefilled on open, the next suggestion prepared) runs in the
 background lane (`lane(background=True)`): one core fewer than a request would get, so a writer's
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
+SAMPLE_S = 0.02  # the run queue is read at most this often; passes in between reuse the count
 PASS_S = 0.05  # a prefill pass lasts about this long (CPU passes of 8 ids are as fast per id)
 FIRST_CHUNK = 64  # prompt ids per prefill pass before any pass was timed
 MIN_CHUNK = 8
@@ -129,17 +132,27 @@ class ThreadPlan:
         self._sample = sample
         self._cpus = cpus or online_cpus()
         self._clock = clock
-        self._seen: deque[tuple[float, int]] = deque(maxlen=8)
+        self._seen: deque[tuple[float, int]] = deque(maxlen=16)
+        self._read_at: float | None = None  # when the run queue was last read
+        self._busy = 0  # what busy() found then
         self.last = self.maximum  # the count given to the latest pass
 
     def busy(self) -> int:
-        """Cores other programs hold now: the least runnable count seen within WINDOW_S."""
-        others = self._sample()
+        """Cores other programs hold now: the least runnable count seen within WINDOW_S.
+
+        Read at most every SAMPLE_S; a pass sooner than that after the last read reuses it.
+        """
         now = self._clock()
+        if self._read_at is not None and now - self._read_at < SAMPLE_S:
+            return self._busy
+        others = self._sample()
+        now = self._read_at = self._clock()
         if others is None:
-            return 0
-        self._seen.append((now, others))
-        return min(n for t, n in self._seen if now - t <= WINDOW_S)
+            self._busy = 0
+        else:
+            self._seen.append((now, others))
+            self._busy = min(n for t, n in self._seen if now - t <= WINDOW_S)
+        return self._busy
 
     def threads(self) -> int:
         """Threads for the next pass (the background lane leaves one more core free)."""
