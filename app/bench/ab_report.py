@@ -245,8 +245,8 @@ def report(summary: dict, head: str, installs: dict, cfg) -> str:
     lines.append(
         f"\nRatios are the median per-excerpt ratio of medians over rounds, with a 90% bootstrap "
         f"interval over excerpts and rounds ({spread.RESAMPLES} resamples, seed {cfg.seed}); ±: "
-        f"its half-width, ✓ an asked interval within ±{cfg.target:.0%}, ✗ one still wider when "
-        "the time ran out. Prefill: from an empty cache, every policy's runs. First suggestion: "
+        f"its half-width (none from one round: it shows excerpts, not noise), ✓ an asked interval "
+        f"within ±{cfg.target:.0%}, ✗ one still wider when the time ran out. Prefill: from an empty cache, every policy's runs. First suggestion: "
         "from a document's opening; an empty answer is asked again at once."
     )
     return "\n".join(lines)
@@ -259,8 +259,8 @@ def _stages(found: dict, installs: dict) -> str:
         "nothing asked": "nothing asked of it",
     }
     parts = [
-        f"{'engine runs' if name == 'engine' else 'first suggestions'}: {s['rounds']} rounds "
-        f"({said.get(s['stopped'], s['stopped'])})"
+        f"{'engine runs' if name == 'engine' else 'first suggestions'}: {s['rounds']} "
+        f"round{'s' * (s['rounds'] != 1)} ({said.get(s['stopped'], s['stopped'])})"
         for name, s in found["stages"].items()
     ]
     text = "; ".join(parts) + "."
@@ -335,7 +335,10 @@ def _interval(cell: dict) -> str:
 
 
 def _half(cell: dict) -> str:
+    """The half-width, marked where asked; one round has none (its noise is not seen)."""
     mark = (" ✓" if cell["within"] else " ✗") if cell["asked"] else ""
+    if cell["rounds"] < 2:
+        return f"1 round{mark}"
     return f"±{cell['half']:.1%}{mark}"
 
 
