@@ -246,8 +246,9 @@ def report(summary: dict, head: str, installs: dict, cfg) -> str:
         f"\nRatios are the median per-excerpt ratio of medians over rounds, with a 90% bootstrap "
         f"interval over excerpts and rounds ({spread.RESAMPLES} resamples, seed {cfg.seed}); ±: "
         f"its half-width (none from one round: it shows excerpts, not noise), ✓ an asked interval "
-        f"within ±{cfg.target:.0%}, ✗ one still wider when the time ran out. Prefill: from an empty cache, every policy's runs. First suggestion: "
-        "from a document's opening; an empty answer is asked again at once."
+        f"within ±{cfg.target:.0%}, ✗ one still wider when the time ran out. Prefill: from an "
+        "empty cache, every policy's runs. First suggestion: from a document's opening; an "
+        "empty answer is asked again at once."
     )
     return "\n".join(lines)
 
