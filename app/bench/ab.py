@@ -60,6 +60,7 @@ from app.bench.spread import SEED
 from app.errors import UserError
 from decoder.backends.files import cache_root
 from decoder.backends.registry import BACKENDS
+from decoder.backends.threads import runnable_threads
 from decoder.config import Settings
 
 LABELS = ("structured", "prose")
@@ -72,6 +73,7 @@ MEASURES = ("prefill", *POLICIES, LSP)  # between the sides: this one's speed ov
 GAINS = ("auto/plain", "lookup/plain")  # within each side: speculative speed over plain
 INSTALLED = ".bench-ab-installed"  # in a checkout whose install.sh finished
 ANSWER_S = 60.0  # no suggestion for a document by then: none (counted apart)
+QUIET_S = 0.5  # before a run, at most this long for every engine's threads to stop spinning
 
 
 # ---------------------------------------------------------------- the two installs
@@ -283,11 +285,30 @@ def turns(sides: list, repeat: int, index: int) -> list:
     return sides if (repeat + index) % 2 == 0 else sides[::-1]
 
 
+def quiet(workers: dict) -> None:
+    """Wait (at most QUIET_S) until no engine has a runnable thread.
+
+    After a run, llama.cpp's OpenMP threads (and OpenBLAS's) spin for milliseconds: the next
+    side's thread plan would count them as another program's load and start on fewer threads,
+    a cost of taking turns that no writer's machine has.
+    """
+    end = time.monotonic() + QUIET_S
+    pids = [worker.proc.pid for worker in workers.values()]
+    while time.monotonic() < end:
+        try:
+            if not any(runnable_threads(pid) for pid in pids):
+                return
+        except OSError:  # no /proc (or an engine gone): nothing to wait for
+            return
+        time.sleep(0.002)
+
+
 def engine_round(workers: dict, excerpts: list[Excerpt], cfg: AbConfig, r: int, runs, bar):
     """Round `r`: every excerpt under every policy, the sides taking turns; into `runs`."""
     for index, excerpt in enumerate(excerpts):
         for policy in POLICIES:
             for side in turns(list(workers), r, index):
+                quiet(workers)
                 run = workers[side].run(excerpt.text, cfg.tokens, policy)
                 if run is not None:
                     runs[side][excerpt.id][policy].append(speeds(run, excerpt.text))

@@ -9,8 +9,8 @@ gets the rest, between 1 and the configured `threads`. The smallest count among 
 the last fraction of a second is used, so a process that runs for a moment (the editor drawing
 a keystroke) does not halve a pass, while a compile or a browser tab that keeps a core busy
 does, from the next pass on. Reading the counts costs tens of microseconds (a file per thread
-of ours), so they are read at most every SAMPLE_S: on an idle machine, where a small model's
-passes take a few milliseconds, the plan then costs a read every few passes, not one per pass.
+of ours), so once they say the machine is idle they are read again only after SAMPLE_S: where
+a small model's passes take a few milliseconds, the plan then costs a read every few passes.
 
 Work nobody waits for (a document prefilled on open, the next suggestion prepared) runs in the
 background lane (`lane(background=True)`): one core fewer than a request would get, so a writer's
@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
-SAMPLE_S = 0.02  # the run queue is read at most this often; passes in between reuse the count
+SAMPLE_S = 0.02  # an idle run queue is read at most this often; passes in between reuse it
 PASS_S = 0.05  # a prefill pass lasts about this long (CPU passes of 8 ids are as fast per id)
 FIRST_CHUNK = 64  # prompt ids per prefill pass before any pass was timed
 MIN_CHUNK = 8
@@ -57,17 +57,27 @@ def runnable_others() -> int | None:
     """
     try:
         before = _machine_runnable()
-        ours = 0
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue  # the thread ended meanwhile
-            ours += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+        ours = runnable_threads()
         return max(0, max(before, _machine_runnable()) - ours)
     except (OSError, ValueError, IndexError):
         return None
+
+
+def runnable_threads(pid: int | str = "self") -> int:
+    """Threads of process `pid` that are running or waiting for a core now (OSError: no /proc).
+
+    After a pass, llama.cpp's OpenMP threads (and OpenBLAS's) spin for some milliseconds
+    before they sleep: runnable, though no work is left.
+    """
+    count = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        count += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+    return count
 
 
 def _machine_runnable() -> int:
@@ -140,11 +150,13 @@ class ThreadPlan:
     def busy(self) -> int:
         """Cores other programs hold now: the least runnable count seen within WINDOW_S.
 
-        Read at most every SAMPLE_S; a pass sooner than that after the last read reuses it.
+        Where the last read found every core free, a pass within SAMPLE_S of it reuses that; a
+        busy count is read again at the next pass, so a pass that got fewer threads for a
+        moment's load (a process that ran as the request came) gets them back at once.
         """
         now = self._clock()
-        if self._read_at is not None and now - self._read_at < SAMPLE_S:
-            return self._busy
+        if self._busy == 0 and self._read_at is not None and now - self._read_at < SAMPLE_S:
+            return 0
         others = self._sample()
         now = self._read_at = self._clock()
         if others is None:
