@@ -350,10 +350,8 @@ class Stage:
             self.stopped = "time limit"
         return not self.stopped
 
-    def timed(self, work: Callable[[], None]) -> None:
-        """Run one round and remember how long it took."""
-        began = self.clock()
-        work()
+    def done(self, began: float) -> None:
+        """A round that began at `began` (the stage's clock) has ended."""
         self.last_s, self.rounds = self.clock() - began, self.rounds + 1
 
     def describe(self) -> dict:
@@ -387,7 +385,9 @@ def engine_runs(workers: dict, excerpts, cfg: AbConfig, stage: Stage, halves, ba
     while stage.more(lambda: halves(runs), cfg.target):
         if stage.rounds >= cfg.repeats:
             grow(bar, len(excerpts) * len(POLICIES) * len(workers))
-        stage.timed(lambda: engine_round(workers, excerpts, cfg, stage.rounds, runs, bar))
+        began = stage.clock()
+        engine_round(workers, excerpts, cfg, stage.rounds, runs, bar)
+        stage.done(began)
     return runs
 
 
@@ -422,9 +422,9 @@ async def first_suggestions(
         while stage.more(lambda: halves(times), cfg.target):
             if stage.rounds >= cfg.lsp_repeats:
                 grow(bar, len(excerpts) * len(installs))
-            began = time.monotonic()
+            began = stage.clock()
             await lsp_round(editors, procs, excerpts, cfg, stage.rounds, times, bar)
-            stage.last_s, stage.rounds = time.monotonic() - began, stage.rounds + 1
+            stage.done(began)
         return times
     finally:
         for editor in editors.values():
