@@ -481,7 +481,7 @@ class AbConfig:
 
 
 # `--quick`: every backend here, this install's speculation against its plain decoding
-QUICK = AbConfig(backends=(), per_class=2, repeats=1, lsp_repeats=0, max_minutes=2.0)
+QUICK = AbConfig(backends=(), per_class=1, repeats=1, lsp_repeats=0, max_minutes=2.0)
 
 
 def excerpts_of(cfg: AbConfig) -> list[Excerpt]:

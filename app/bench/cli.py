@@ -209,7 +209,7 @@ def _add_ab(suites: Any) -> None:
     add(
         "--quick",
         action="store_true",
-        help="every local backend, 2 excerpts per type, plain, "
+        help="every local backend, 1 excerpt per type, plain, "
         "auto and lookup, about 2 minutes (with REF or --ref-options: both sides)",
     )
     add("--quiet", action="store_true", help="no progress bar")
