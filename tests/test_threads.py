@@ -64,6 +64,25 @@ def test_a_momentary_process_within_the_window_does_not_halve_a_pass():
     assert plan.threads() == 1  # a load that stays wins
 
 
+def test_an_idle_run_queue_is_read_at_most_every_sample_interval():
+    seen = iter([0, 0, 0, 1, 1, 0, 0])
+    reads = []
+    clock = Clock()
+    plan = ThreadPlan(2, sample=lambda: reads.append(clock.t) or next(seen), cpus=2, clock=clock)
+    for _ in range(10):  # passes of 5 ms on an idle machine: one read in four
+        assert plan.threads() == 2
+        clock.t += 0.005
+    assert reads == pytest.approx([0.0, 0.02, 0.04])
+    clock.t = 1.0  # after a pause, a moment's load as a request comes: one thread
+    assert plan.threads() == 1
+    clock.t += 0.005  # read again at the next pass, not after SAMPLE_S
+    assert plan.threads() == 1
+    clock.t += 0.005
+    assert plan.threads() == 2 and len(reads) == 6
+    clock.t += 0.005
+    assert plan.threads() == 2 and len(reads) == 6
+
+
 def test_fixed_and_unknown_and_many_cores():
     assert plan_of([2], adaptive=False)[0].threads() == 2
     assert plan_of([None])[0].threads() == 2  # no /proc: the configured maximum

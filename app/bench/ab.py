@@ -1,4 +1,4 @@
-"""`bielik-lsp bench ab REF`: this install against another one, on this machine, in one run.
+"""`bielik-lsp bench ab [REF]`: this install against another one, on this machine, in one run.
 
 Every speed check elsewhere compares us with a peer or with our own plain decoding in the same
 build, so a cost that both sides pay stays invisible; and figures of two days, on machines that
@@ -7,57 +7,73 @@ path is measured against the install it started from, side by side:
 
 - REF is a git revision of this repository (checked out once as a worktree under the cache,
   ~/.cache/bielik-lsp/ab/SHA, and installed there by that revision's own install.sh), or the
-  folder, Python or `bielik-lsp` of another install.
+  folder, Python or `bielik-lsp` of another install. `--ref-options` (and `--this-options`)
+  give a side global options of its own, so with `--ref-options` alone REF is this very install
+  with other settings (`--ref-options=--no-adapt-threads`). Without REF and those: this install
+  alone, its own speculation against its own plain decoding (`--quick`: both backends, two
+  minutes).
 - Each side runs its own code in its own process (app/bench/ab_worker.py, loaded once per
   backend; `python -P`, so nothing of the folder it runs in is imported), with the same global
   options (`bielik-lsp --no-exact bench ab REF` compares both with exact off). Both stay loaded
-  and take turns: every excerpt, every repeat, the side that goes first alternating, so drift
-  and order hit both alike.
-- Per backend and content type: prefill speed (from an empty cache, as `continue` starts),
-  plain decoding and `auto` decoding speed (tokens/s after the first token, and characters/s),
-  and the time from a document's opening to its first suggestion over LSP (each side's real
-  server on stdio, a new document each time, after the server has gone quiet).
-- Medians over the repeats per excerpt, then the median per-excerpt ratio per content type;
-  whether both sides' plain decoding wrote the same tokens.
+  and take turns: every excerpt, every policy, every round, the side that goes first
+  alternating, so drift and order hit both alike.
+- Per backend and content type: prefill speed (from an empty cache, as `continue` starts);
+  plain, `auto` and fixed `lookup` decoding speed (tokens/s after the first token, and
+  characters/s); and the time from a document's opening to its first suggestion over LSP (each
+  side's real server on stdio, a new document each time, after the server has gone quiet).
+- Ratios: this side over REF per measure, and each side's own `auto`/plain and `lookup`/plain,
+  each the median per-excerpt ratio with a 90% bootstrap interval (app/bench/spread.py). Rounds
+  go on past `--repeats` until every asked interval is within ±`--target` of its ratio, or the
+  time (`--max-minutes`, shared out between backends and stages) runs out; the report says which.
 
-    bielik-lsp [global options] bench ab REF [--backend llamacpp,mlx] [--per-class 3]
-        [--repeats 3] [--tokens 64] [--excerpts FILE] [--lsp-repeats N] [--out DIR]
+    bielik-lsp [global options] bench ab [REF] [--backend llamacpp,mlx] [--per-class 3]
+        [--repeats 3] [--target 0.03] [--max-minutes 30] [--until MEASURES] [--tokens 64]
+        [--excerpts FILE] [--lsp-repeats N] [--this-options OPTS] [--ref-options OPTS]
+        [--quick] [--out DIR]
 
-Writes OUT/ab.md, OUT/ab.json and OUT/ab.png.
+Writes OUT/ab.md, OUT/ab.json and OUT/ab.png (ab_report.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
-import statistics
+import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
-from app.bench import machine
+from app.bench import ab_report, machine
 from app.bench import typing as typing_bench
 from app.bench.corpus import Excerpt, load_corpus, select
 from app.bench.drafter import read_excerpts
 from app.bench.report import write_report
+from app.bench.spread import SEED
 from app.errors import UserError
 from decoder.backends.files import cache_root
 from decoder.backends.registry import BACKENDS
+from decoder.backends.threads import runnable_threads
 from decoder.config import Settings
 
 LABELS = ("structured", "prose")
 SOURCE = Path(__file__).resolve().parents[2]  # this install's code
 WORKER = Path(__file__).with_name("ab_worker.py")
 MARK = "AB "  # ab_worker.MARK
-MEASURES = ("prefill", "plain", "auto", "first suggestion")
+POLICIES = ("plain", "auto", "lookup")  # how each engine run decodes; lookup: the fixed drafter
+LSP = "first suggestion"
+MEASURES = ("prefill", *POLICIES, LSP)  # between the sides: this one's speed over REF's
+GAINS = ("auto/plain", "lookup/plain")  # within each side: speculative speed over plain
 INSTALLED = ".bench-ab-installed"  # in a checkout whose install.sh finished
 ANSWER_S = 60.0  # no suggestion for a document by then: none (counted apart)
+QUIET_S = 0.5  # before a run, at most this long for every engine's threads to stop spinning
 
 
 # ---------------------------------------------------------------- the two installs
@@ -65,22 +81,41 @@ ANSWER_S = 60.0  # no suggestion for a document by then: none (counted apart)
 
 @dataclass(frozen=True)
 class Install:
-    """An install of bielik-lsp: its Python, and what it is (a revision, with or without edits)."""
+    """An install of bielik-lsp: its Python, what it is, and global options of its own."""
 
     name: str
     python: Path
     source: Path  # the folder its `app` package is imported from
+    options: tuple[str, ...] = ()  # after the options both sides get (--ref-options)
 
     def serve_argv(self, options: list[str]) -> list[str]:
-        """Its language server with global `options`, as an editor starts it.
+        """Its language server with global `options` (then its own), as an editor starts it.
 
         -P: its own code, not a package of the folder this runs in.
         """
-        return [str(self.python), "-P", "-m", "app.cli", *options, "serve"]
+        return [str(self.python), "-P", "-m", "app.cli", *options, *self.options, "serve"]
+
+    def with_options(self, options: tuple[str, ...]) -> Install:
+        """The same install run with `options` of its own, named with them."""
+        if not options:
+            return self
+        return replace(self, name=f"{self.name} {shlex.join(options)}", options=options)
 
 
 def this_install() -> Install:
     return Install(f"this ({revision(SOURCE)})", Path(sys.executable), SOURCE)
+
+
+def sides_of(ref: str | None, this_options: str, ref_options: str, progress: bool) -> dict:
+    """This install, and REF's: REF's own, or this one's with `--ref-options`, or none."""
+    this = this_install()
+    sides = {"this": this.with_options(tuple(shlex.split(this_options)))}
+    extra = tuple(shlex.split(ref_options))
+    if ref is not None:
+        sides["ref"] = resolve(ref, progress).with_options(extra)
+    elif extra:
+        sides["ref"] = Install(revision(SOURCE), this.python, this.source).with_options(extra)
+    return sides
 
 
 def resolve(ref: str, progress: bool) -> Install:
@@ -188,6 +223,7 @@ class Worker:
         env = _without_pythonpath()
         env["PYTHONPATH"] = str(install.source)
         self.log = log
+        self.missing: dict[str, str] = {}  # policies this version cannot make, and why
         self.proc = subprocess.Popen(
             [str(install.python), "-P", "-c", WORKER.read_text(encoding="utf-8"), *options],
             env=env,
@@ -199,11 +235,18 @@ class Worker:
         )
         self.describe = self._answer()["ready"]
 
-    def run(self, text: str, tokens: int, policy: str) -> dict:
+    def run(self, text: str, tokens: int, policy: str) -> dict | None:
+        """One run's figures; None where this version has no such policy (`missing` says why)."""
+        if policy in self.missing:
+            return None
         job = {"text": text, "tokens": tokens, "policy": policy}
         self.proc.stdin.write(json.dumps(job, ensure_ascii=False) + "\n")
         self.proc.stdin.flush()
-        return self._answer()
+        answer = self._answer()
+        if "missing" in answer:
+            self.missing[policy] = answer["missing"]
+            return None
+        return answer
 
     def _answer(self) -> dict:
         for line in self.proc.stdout:
@@ -238,22 +281,113 @@ def speeds(run: dict, text: str) -> dict:
 
 
 def turns(sides: list, repeat: int, index: int) -> list:
-    """Both sides, the first one alternating by repeat and excerpt (ABBA...)."""
+    """Both sides, the first one alternating by round and excerpt (ABBA...)."""
     return sides if (repeat + index) % 2 == 0 else sides[::-1]
 
 
-def engine_runs(workers: dict, excerpts: list[Excerpt], cfg: AbConfig, bar) -> dict:
-    """Plain and auto runs of every excerpt, every repeat, the sides taking turns."""
-    runs = {side: {e.id: {"plain": [], "auto": []} for e in excerpts} for side in workers}
+def quiet(workers: dict) -> None:
+    """Wait (at most QUIET_S) until no engine has a runnable thread.
+
+    After a run, llama.cpp's OpenMP threads (and OpenBLAS's) spin for milliseconds: the next
+    side's thread plan would count them as another program's load and start on fewer threads,
+    a cost of taking turns that no writer's machine has.
+    """
+    end = time.monotonic() + QUIET_S
+    pids = [worker.proc.pid for worker in workers.values()]
+    while time.monotonic() < end:
+        try:
+            if not any(runnable_threads(pid) for pid in pids):
+                return
+        except OSError:  # no /proc (or an engine gone): nothing to wait for
+            return
+        time.sleep(0.002)
+
+
+def engine_round(workers: dict, excerpts: list[Excerpt], cfg: AbConfig, r: int, runs, bar):
+    """Round `r`: every excerpt under every policy, the sides taking turns; into `runs`."""
+    for index, excerpt in enumerate(excerpts):
+        for policy in POLICIES:
+            for side in turns(list(workers), r, index):
+                quiet(workers)
+                run = workers[side].run(excerpt.text, cfg.tokens, policy)
+                if run is not None:
+                    runs[side][excerpt.id][policy].append(speeds(run, excerpt.text))
+                elif policy == "plain":
+                    raise UserError(
+                        f"bench ab: {side} cannot decode plain: {workers[side].missing}"
+                    )
+                bar.update()
+
+
+# ---------------------------------------------------------------- rounds until settled
+
+
+@dataclass
+class Stage:
+    """One backend's engine runs, or its first suggestions: rounds, until settled or late.
+
+    At least `minimum` rounds; then another only while some asked interval is wider than the
+    target and the next round, as long as the last one, would end by `deadline`.
+    """
+
+    deadline: float
+    minimum: int
+    clock: Callable[[], float] = time.monotonic
+    rounds: int = 0
+    last_s: float = 0.0
+    stopped: str = ""  # settled, time limit, or nothing asked
+
+    def more(self, halves: Callable[[], list[float | None]], target: float) -> bool:
+        """Whether to run another round; `halves`: the asked intervals' relative half-widths."""
+        if self.rounds < self.minimum:
+            return True
+        asked = halves()
+        if not asked:
+            self.stopped = "nothing asked"
+        elif all(h is not None and h <= target for h in asked):
+            self.stopped = "settled"
+        elif self.clock() + self.last_s > self.deadline:
+            self.stopped = "time limit"
+        return not self.stopped
+
+    def done(self, began: float) -> None:
+        """A round that began at `began` (the stage's clock) has ended."""
+        self.last_s, self.rounds = self.clock() - began, self.rounds + 1
+
+    def describe(self) -> dict:
+        return {"rounds": self.rounds, "stopped": self.stopped, "round_s": round(self.last_s, 1)}
+
+
+class Budget:
+    """`--max-minutes` shared out: each stage gets an equal part of what the earlier ones left."""
+
+    def __init__(self, minutes: float, stages: int):
+        self.end = time.monotonic() + minutes * 60
+        self.left = stages
+
+    def stage(self, minimum: int) -> Stage:
+        share = max(0.0, self.end - time.monotonic()) / max(1, self.left)
+        self.left -= 1
+        return Stage(time.monotonic() + share, minimum)
+
+
+def grow(bar, n: int) -> None:
+    """Another round of `n` steps on the progress bar."""
+    bar.total += n
+    bar.refresh()
+
+
+def engine_runs(workers: dict, excerpts, cfg: AbConfig, stage: Stage, halves, bar) -> dict:
+    """Rounds of engine runs until `stage` stops them; every run by side, excerpt and policy."""
+    runs = {side: {e.id: {p: [] for p in POLICIES} for e in excerpts} for side in workers}
     for worker in workers.values():
         worker.run(excerpts[0].text, 8, "plain")  # first pass of each process: not timed
-    for repeat in range(cfg.repeats):
-        for index, excerpt in enumerate(excerpts):
-            for policy in ("plain", "auto"):
-                for side in turns(list(workers), repeat, index):
-                    run = workers[side].run(excerpt.text, cfg.tokens, policy)
-                    runs[side][excerpt.id][policy].append(speeds(run, excerpt.text))
-                    bar.update()
+    while stage.more(lambda: halves(runs), cfg.target):
+        if stage.rounds >= cfg.repeats:
+            grow(bar, len(excerpts) * len(POLICIES) * len(workers))
+        began = stage.clock()
+        engine_round(workers, excerpts, cfg, stage.rounds, runs, bar)
+        stage.done(began)
     return runs
 
 
@@ -261,9 +395,17 @@ def engine_runs(workers: dict, excerpts: list[Excerpt], cfg: AbConfig, bar) -> d
 
 
 async def first_suggestions(
-    installs: dict[str, Install], backend: str, options: list[str], excerpts, cfg, out, bar
+    installs: dict[str, Install],
+    backend: str,
+    options: list[str],
+    excerpts,
+    cfg,
+    out,
+    stage,
+    halves,
+    bar,
 ) -> dict:
-    """Per side and excerpt: ms from opening a document to its first suggestion, and the asks.
+    """Per side and excerpt, per round: ms from opening a document to its first suggestion.
 
     Each side's own server, as an editor starts it; a new document each time, asked at its end
     as soon as it is open, once every server has gone quiet.
@@ -277,19 +419,28 @@ async def first_suggestions(
             procs[side] = await editors[side].launch(argv, log, source=install.source)
             await editors[side].initialise(typing_bench.TypingConfig.ready_timeout_s)
         times = {side: {e.id: [] for e in excerpts} for side in installs}
-        for repeat in range(cfg.lsp_repeats):
-            for index, excerpt in enumerate(excerpts):
-                context = typing_bench.script_for(excerpt, cfg.chars).context
-                for side in turns(list(installs), repeat, index):
-                    for proc in procs.values():
-                        await typing_bench.settle(proc)
-                    uri = f"file:///bench-ab/{repeat}/{excerpt.id}.md"
-                    times[side][excerpt.id].append(await _first(editors[side], uri, context))
-                    bar.update()
+        while stage.more(lambda: halves(times), cfg.target):
+            if stage.rounds >= cfg.lsp_repeats:
+                grow(bar, len(excerpts) * len(installs))
+            began = stage.clock()
+            await lsp_round(editors, procs, excerpts, cfg, stage.rounds, times, bar)
+            stage.done(began)
         return times
     finally:
         for editor in editors.values():
             await editor.stop()
+
+
+async def lsp_round(editors, procs, excerpts, cfg, r: int, times: dict, bar) -> None:
+    """Round `r`: every excerpt opened in each side's server in turn; into `times`."""
+    for index, excerpt in enumerate(excerpts):
+        context = typing_bench.script_for(excerpt, cfg.chars).context
+        for side in turns(list(editors), r, index):
+            for proc in procs.values():
+                await typing_bench.settle(proc)
+            uri = f"file:///bench-ab/{r}/{excerpt.id}.md"
+            times[side][excerpt.id].append(await _first(editors[side], uri, context))
+            bar.update()
 
 
 async def _first(editor: typing_bench.Editor, uri: str, text: str) -> dict:
@@ -318,11 +469,19 @@ async def _first(editor: typing_bench.Editor, uri: str, text: str) -> dict:
 class AbConfig:
     backends: tuple[str, ...]
     per_class: int = 3
-    repeats: int = 3
-    lsp_repeats: int = 3
+    repeats: int = 3  # rounds of engine runs at least
+    lsp_repeats: int = 3  # rounds of first suggestions at least
     tokens: int = 64
     chars: int = 160  # typed after the opened part in the typing bench: the part opened here
     excerpts: str | None = None
+    target: float = 0.03  # stop once every asked interval is within ±target of its ratio
+    max_minutes: float = 30.0  # or once this is spent (the minimum rounds always run)
+    until: tuple[str, ...] = ()  # the asked intervals (empty: MEASURES with a REF, else GAINS)
+    seed: int = SEED
+
+
+# `--quick`: every backend here, this install's speculation against its plain decoding
+QUICK = AbConfig(backends=(), per_class=1, repeats=1, lsp_repeats=0, max_minutes=2.0)
 
 
 def excerpts_of(cfg: AbConfig) -> list[Excerpt]:
@@ -338,219 +497,119 @@ def excerpts_of(cfg: AbConfig) -> list[Excerpt]:
     return [Excerpt(r["id"], r["label"], r["text"], cfg.excerpts, "") for r in chosen]
 
 
+def measure_backend(installs, backend: str, options, excerpts, cfg, out, budget, bar) -> dict:
+    """One backend: rounds of engine runs, then of first suggestions; raw results and stages."""
+    args = [*options, "--backend", backend]
+    asked = cfg.until or (MEASURES if "ref" in installs else GAINS)
+    engine = budget.stage(cfg.repeats)
+    workers = {}
+    try:
+        for side, install in installs.items():
+            argv = [*args, *install.options]
+            workers[side] = Worker(install, argv, out / f"engine-{backend}-{side}.log")
+        halves = ab_report.halves(excerpts, asked, cfg.seed, lsp=False)
+        runs = engine_runs(workers, excerpts, cfg, engine, halves, bar)
+        described = {side: w.describe for side, w in workers.items()}
+        missing = {side: w.missing for side, w in workers.items()}
+    finally:
+        for worker in workers.values():
+            worker.close()
+    stages = {"engine": engine.describe()}
+    times = {side: {e.id: [] for e in excerpts} for side in installs}
+    if cfg.lsp_repeats:
+        lsp = budget.stage(cfg.lsp_repeats)
+        halves = ab_report.halves(excerpts, asked, cfg.seed, lsp=True)
+        times = asyncio.run(
+            first_suggestions(installs, backend, args, excerpts, cfg, out, lsp, halves, bar)
+        )
+        stages["lsp"] = lsp.describe()
+    return {"engines": described, "missing": missing, "runs": runs, "lsp": times, "stages": stages}
+
+
 def measure(installs: dict[str, Install], options: list[str], cfg: AbConfig, out, progress):
-    """Every backend: engine runs, then first suggestions; raw results by backend."""
+    """Every backend in turn; raw results by backend."""
     excerpts = excerpts_of(cfg)
-    per_backend = len(excerpts) * (2 * cfg.repeats + cfg.lsp_repeats) * len(installs)
+    per_backend = len(excerpts) * (len(POLICIES) * cfg.repeats + cfg.lsp_repeats) * len(installs)
+    budget = Budget(cfg.max_minutes, len(cfg.backends) * (2 if cfg.lsp_repeats else 1))
     raw = {}
     with tqdm(total=per_backend * len(cfg.backends), desc="bench ab", disable=not progress) as bar:
         for backend in cfg.backends:
-            args = [*options, "--backend", backend]
-            workers = {}
-            try:
-                for side, install in installs.items():
-                    workers[side] = Worker(install, args, out / f"engine-{backend}-{side}.log")
-                runs = engine_runs(workers, excerpts, cfg, bar)
-                described = {side: w.describe for side, w in workers.items()}
-            finally:
-                for worker in workers.values():
-                    worker.close()
-            lsp = {side: {e.id: [] for e in excerpts} for side in installs}
-            if cfg.lsp_repeats:
-                lsp = asyncio.run(
-                    first_suggestions(installs, backend, args, excerpts, cfg, out, bar)
-                )
-            raw[backend] = {"engines": described, "runs": runs, "lsp": lsp}
+            raw[backend] = measure_backend(
+                installs, backend, options, excerpts, cfg, out, budget, bar
+            )
     return excerpts, raw
+
+
+def config_of(settings: Settings, args: argparse.Namespace, sides: dict) -> AbConfig:
+    """The flags given over the defaults (`--quick`'s where asked)."""
+    base = QUICK if args.quick else AbConfig(backends=())
+    given = {
+        "backends": args.ab_backends and tuple(args.ab_backends.split(",")),
+        "per_class": args.per_class,
+        "repeats": args.repeats,
+        "lsp_repeats": args.lsp_repeats,
+        "tokens": args.tokens,
+        "excerpts": args.excerpts,
+        "target": args.target,
+        "max_minutes": args.max_minutes,
+        "until": args.until and tuple(m.strip().replace("-", " ") for m in args.until.split(",")),
+    }
+    cfg = replace(base, **{k: v for k, v in given.items() if v is not None})
+    if "ref" not in sides:  # no other server to time a first suggestion against
+        cfg = replace(cfg, lsp_repeats=0)
+    elif args.lsp_repeats is None and not args.quick:
+        cfg = replace(cfg, lsp_repeats=cfg.repeats)
+    if not cfg.backends:
+        local = installed_backends() if args.quick else (settings.target_backend,)
+        cfg = replace(cfg, backends=local)
+    check(cfg, sides)
+    return cfg
+
+
+def check(cfg: AbConfig, sides: dict) -> None:
+    """A clear error for a backend, count or `--until` measure that cannot be run."""
+    unknown = [b for b in cfg.backends if b not in BACKENDS]
+    if unknown:
+        raise UserError(f"bench ab: unknown backend {unknown[0]!r}: use {', '.join(BACKENDS)}")
+    if cfg.repeats < 1 or cfg.lsp_repeats < 0 or cfg.per_class < 1 or cfg.tokens < 2:
+        raise UserError("bench ab: --repeats, --per-class at least 1, --tokens at least 2")
+    if not 0 < cfg.target < 1 or cfg.max_minutes < 0:
+        raise UserError("bench ab: --target is a share between 0 and 1 (0.03: ±3%)")
+    known = (MEASURES if "ref" in sides else ()) + GAINS
+    wrong = [m for m in cfg.until if m not in known]
+    if wrong:
+        names = ", ".join(known).replace(LSP, "first-suggestion")
+        raise UserError(f"bench ab: --until {wrong[0]!r} is not measured here: use {names}")
+
+
+def installed_backends() -> tuple[str, ...]:
+    """The local engines this install can load: llama.cpp, and MLX where it is installed."""
+    found = ("llamacpp", "mlx")
+    return tuple(b for b in found if b != "mlx" or importlib.util.find_spec("mlx") is not None)
 
 
 def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
     options = argv[: argv.index("bench")]
-    backends = (
-        tuple(args.ab_backends.split(",")) if args.ab_backends else (settings.target_backend,)
-    )
-    unknown = [b for b in backends if b not in BACKENDS]
-    if unknown:
-        raise UserError(f"bench ab: unknown backend {unknown[0]!r}: use {', '.join(BACKENDS)}")
-    cfg = AbConfig(
-        backends=backends,
-        per_class=args.per_class,
-        repeats=args.repeats,
-        lsp_repeats=args.repeats if args.lsp_repeats is None else args.lsp_repeats,
-        tokens=args.tokens,
-        excerpts=args.excerpts,
-    )
+    installs = sides_of(args.ref, args.this_options, args.ref_options, not args.quiet)
+    cfg = config_of(settings, args, installs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    installs = {"this": this_install(), "ref": resolve(args.ref, not args.quiet)}
-    started = machine.load_average()
+    started, began = machine.load_average(), time.monotonic()
     excerpts, raw = measure(installs, options, cfg, out, not args.quiet)
-    summary = {b: summarize(r, excerpts) for b, r in raw.items()}
-    head = header(installs, cfg, options, argv, started, len(excerpts))
-    text = report(summary, head, installs)
+    minutes = (time.monotonic() - began) / 60
+    summary = {b: ab_report.summarize(r, excerpts, cfg) for b, r in raw.items()}
+    head = ab_report.header(installs, cfg, options, argv, started, len(excerpts), minutes)
+    text = ab_report.report(summary, head, installs, cfg)
     record = {
         "installs": {k: vars(v) for k, v in installs.items()},
         "config": vars(cfg),
         "excerpts": [e.id for e in excerpts],
+        "minutes": round(minutes, 2),
         "summary": summary,
         "raw": raw,
         "command": ["bielik-lsp", *argv],
         "machine": machine.describe(),
     }
     write_report(out, "ab", text, record)
-    plot(summary, installs, out / "ab.png")
+    ab_report.plot(summary, installs, out / "ab.png")
     return text
-
-
-# ---------------------------------------------------------------- summary, report, plot
-
-
-def _median(values) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def _per_excerpt(runs: dict, lsp: dict, side: str, excerpt: str) -> dict[str, dict]:
-    """One side's medians over the repeats of one excerpt, per measure."""
-    engine = runs[side][excerpt]
-    both = engine["plain"] + engine["auto"]  # every run starts with a prefill from empty
-    return {
-        "prefill": {
-            "tok_s": _median(r["prefill_tok_s"] for r in both),
-            "chars_s": _median(r["prefill_chars_s"] for r in both),
-        },
-        "plain": {k: _median(r[k] for r in engine["plain"]) for k in ("tok_s", "chars_s")},
-        "auto": {k: _median(r[k] for r in engine["auto"]) for k in ("tok_s", "chars_s")},
-        "first suggestion": {"ms": _median(t["ms"] for t in lsp[side][excerpt])},
-    }
-
-
-def _ratio(this: dict, ref: dict, measure: str) -> float | None:
-    """This side's speed over REF's (for a time: REF's time over this side's)."""
-    key = "ms" if measure == "first suggestion" else "tok_s"
-    a, b = this.get(key), ref.get(key)
-    if a is None or b is None or a == 0 or b == 0:
-        return None
-    return b / a if key == "ms" else a / b
-
-
-def summarize(raw: dict, excerpts: list[Excerpt]) -> dict:
-    """Per content type and measure: each side's medians and the median per-excerpt ratio."""
-    runs, lsp = raw["runs"], raw["lsp"]
-    out = {}
-    for label in LABELS:
-        ids = [e.id for e in excerpts if e.label == label]
-        if not ids:
-            continue
-        per = {i: {s: _per_excerpt(runs, lsp, s, i) for s in runs} for i in ids}
-        row = {}
-        for name in MEASURES:
-            ratios = [_ratio(per[i]["this"][name], per[i]["ref"][name], name) for i in ids]
-            row[name] = {
-                side: {
-                    k: _median(per[i][side][name][k] for i in ids) for k in per[ids[0]][side][name]
-                }
-                for side in runs
-            }
-            row[name]["ratios"] = ratios
-            row[name]["ratio"] = _median(ratios)
-        row["same plain tokens"] = sum(
-            runs["this"][i]["plain"][0]["ids"] == runs["ref"][i]["plain"][0]["ids"] for i in ids
-        )
-        row["excerpts"] = len(ids)
-        row["answered"] = {s: sum(t["ms"] is not None for i in ids for t in lsp[s][i]) for s in lsp}
-        row["asks"] = {s: sum(t["asks"] for i in ids for t in lsp[s][i]) for s in lsp}
-        row["asked"] = sum(len(lsp["this"][i]) for i in ids)
-        out[label] = row
-    return out
-
-
-def header(installs, cfg: AbConfig, options, argv, started, n: int) -> str:
-    names = " against ".join(f"**{i.name}** ({i.python})" for i in installs.values())
-    source = cfg.excerpts or "the bench corpus (polish/data/bench.jsonl)"
-    return (
-        f"# bench ab: {names}\n\n"
-        f"`bielik-lsp {' '.join(argv)}`: {n} excerpts of {source}, {cfg.repeats} repeats "
-        f"({cfg.lsp_repeats} over LSP), {cfg.tokens} tokens per run; global options of both "
-        f"sides: {' '.join(options) or 'none'}.\n\n{machine.describe()}; load average "
-        f"{started} before, {machine.load_average()} after."
-    )
-
-
-def report(summary: dict, head: str, installs: dict[str, Install]) -> str:
-    this, ref = installs["this"].name, installs["ref"].name
-    lines = [head]
-    for backend, rows in summary.items():
-        lines += [
-            f"\n## {backend}\n",
-            f"| type | measure | {this} | {ref} | this / ref (speed) | per excerpt |",
-            "|---|---|---|---|---|---|",
-        ]
-        for label, row in rows.items():
-            for name in MEASURES:
-                cell = row[name]
-                ratios = ", ".join(_fmt(r, "{:.2f}") for r in cell["ratios"])
-                lines.append(
-                    f"| {label} | {name} | {_value(cell['this'])} | {_value(cell['ref'])} | "
-                    f"**{_fmt(cell['ratio'], '{:.2f}x')}** | {ratios} |"
-                )
-        lines += [_counts(label, row) for label, row in rows.items()]
-    lines.append(
-        "\nSpeeds are medians over the repeats of each excerpt, then over the excerpts; the "
-        "ratio is the median per-excerpt ratio (for the first suggestion: ref's time over "
-        "this one's). Prefill: from an empty cache, the runs of both policies. First suggestion: "
-        "from a document's opening; an empty answer is asked again at once."
-    )
-    return "\n".join(lines)
-
-
-def _counts(label: str, row: dict) -> str:
-    same = f"{row['same plain tokens']}/{row['excerpts']}"
-    line = f"\n{label}: plain decoding wrote the same tokens on both sides for {same} excerpts"
-    if not row["asked"]:
-        return line + "."
-    return (
-        f"{line}; a suggestion came within {ANSWER_S:g} s for "
-        f"{row['answered']['this']}/{row['asked']} (this) and "
-        f"{row['answered']['ref']}/{row['asked']} (ref) documents, after "
-        f"{row['asks']['this']} and {row['asks']['ref']} requests in all."
-    )
-
-
-def _value(cell: dict) -> str:
-    if "ms" in cell:
-        return _fmt(cell["ms"], "{:.0f} ms")
-    return f"{_fmt(cell['tok_s'], '{:.1f}')} tok/s, {_fmt(cell['chars_s'], '{:.0f}')} chars/s"
-
-
-def _fmt(value, spec: str) -> str:
-    return "–" if value is None else spec.format(value)
-
-
-def plot(summary: dict, installs: dict[str, Install], path: Path) -> None:
-    """Per backend: this side's speed over REF's (log scale) by measure and type; dots: excerpts."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(summary), figsize=(6 * len(summary), 4), squeeze=False)
-    width = 0.8 / len(LABELS)
-    for ax, (backend, rows) in zip(axes[0], summary.items(), strict=True):
-        for n, label in enumerate(rows):
-            xs = [m + n * width for m in range(len(MEASURES))]
-            medians = [rows[label][m]["ratio"] or float("nan") for m in MEASURES]
-            bars = ax.bar(xs, [m - 1 for m in medians], width, bottom=1, label=label)  # from 1
-            ax.bar_label(bars, [_fmt(r, "{:.2f}") for r in medians], fontsize=7)
-            for x, m in zip(xs, MEASURES, strict=True):
-                dots = [r for r in rows[label][m]["ratios"] if r is not None]
-                ax.plot([x] * len(dots), dots, "k.", ms=4)
-        ax.axhline(1.0, color="grey", lw=1)
-        ax.set_yscale("log")  # 2x faster and 2x slower as far from 1
-        ax.set_xticks([m + width * (len(rows) - 1) / 2 for m in range(len(MEASURES))])
-        ax.set_xticklabels(MEASURES)
-        ax.set(title=backend, ylabel=f"{installs['this'].name} / {installs['ref'].name}, speed")
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

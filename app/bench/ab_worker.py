@@ -3,10 +3,12 @@
 `bench ab` runs this file's source with the Python of each install it compares (`python -c`, from
 an empty folder), so it imports only that install's own code, and only names that every version
 of bielik-lsp has had: the command line's settings (`app.cli`), `decoder.pipeline.load`,
-`continue_text`, `PLAIN` and the run's statistics. Arguments: the global options of
+`continue_text`, `policy`, `PLAIN` and the run's statistics. Arguments: the global options of
 `bielik-lsp` (e.g. `--backend mlx --no-exact`). Each line in is a JSON job (text, tokens,
-policy: plain or auto); each line out that starts with MARK is a JSON answer. Every run starts
-from an empty cache, as a `continue` does.
+policy: plain, auto, or a fixed drafter such as lookup); each line out that starts with MARK is
+a JSON answer: the run's figures, `missing` where this version cannot make that policy (its
+drafters lack it: said, and the bench goes on without it), or `error` where a run failed. Every
+run starts from an empty cache, as a `continue` does.
 """
 
 import json
@@ -21,13 +23,22 @@ def answer(value: dict) -> None:
     sys.stdout.flush()
 
 
-def run(pipe, job: dict) -> dict:
+def policy_of(pipe, job: dict):
+    """plain, auto (chosen over the text, as a request's), or a fixed drafter at the set k."""
     from decoder.engine import PLAIN
+
+    if job["policy"] == "plain":
+        return PLAIN
+    if job["policy"] == "auto":
+        return pipe.policy(text=job["text"])
+    return pipe.policy(job["policy"])
+
+
+def run(pipe, job: dict, policy) -> dict:
     from decoder.generation import collect
 
     text = job["text"]
     pipe.reset()
-    policy = PLAIN if job["policy"] == "plain" else pipe.policy(text=text)
     began = time.perf_counter()
     result = collect(pipe.continue_text(text, max_tokens=job["tokens"], policy=policy))
     wall = time.perf_counter() - began
@@ -61,9 +72,15 @@ def main() -> None:
     pipe = load(settings, progress=False)
     answer({"ready": pipe.describe()})
     for line in sys.stdin:
+        job = json.loads(line)
         try:
-            answer(run(pipe, json.loads(line)))
-        except Exception as error:  # a job this version cannot run: said, not fatal
+            policy = policy_of(pipe, job)
+        except Exception as error:  # this version has no such drafter: said, not fatal
+            answer({"missing": f"{type(error).__name__}: {error}"})
+            continue
+        try:
+            answer(run(pipe, job, policy))
+        except Exception as error:
             answer({"error": f"{type(error).__name__}: {error}"})
 
 

@@ -168,15 +168,52 @@ def _add_drafter(suites: Any) -> None:
 
 
 def _add_ab(suites: Any) -> None:
-    about = "this install against another (a git revision or an install): speed, side by side"
-    p = _corpus_suite(suites, "ab", about, tokens=64)
-    p.add_argument("ref", help="a git revision of this repository, or another install's folder")
+    about = (
+        "this install against another (a git revision or an install), or against itself with "
+        "other options: speed with intervals, side by side; --quick: speculation in 2 minutes"
+    )
+    p = suites.add_parser("ab", allow_abbrev=False, help=about)
     add = p.add_argument
+    add("ref", nargs="?", help="a git revision of this repository, or another install's folder")
     add("--backend", dest="ab_backends", help="backends, comma-separated (default: the configured)")
-    add("--per-class", type=int, default=3, help="structured and prose excerpts each")
-    add("--repeats", type=int, default=3, help="runs of each excerpt on each side")
-    add("--lsp-repeats", type=int, help="first suggestions per excerpt and side (default: repeats)")
+    add("--per-class", type=int, help="structured and prose excerpts each (default 3)")
+    add("--repeats", type=int, help="rounds of runs at least (default 3)")
+    add("--lsp-repeats", type=int, help="rounds of first suggestions at least (default: repeats)")
+    add("--tokens", type=int, help="greedy tokens per run (default 64)")
     add("--excerpts", help="JSON lines (id, label, text) instead of the bench corpus")
+    add(
+        "--target",
+        type=float,
+        help="more rounds until each asked interval is within ± this "
+        "share of its ratio (default 0.03)",
+    )
+    add("--max-minutes", type=float, help="or until this much time is spent (default 30)")
+    add(
+        "--until",
+        help="the intervals asked to settle, comma-separated: prefill, plain, auto, "
+        "lookup, first-suggestion, auto/plain, lookup/plain (default: every measure between the "
+        "sides; without REF, each side's speculation)",
+    )
+    add(
+        "--this-options",
+        default="",
+        metavar="OPTS",
+        help="global options of this side only, e.g. --this-options=--no-adapt-threads",
+    )
+    add(
+        "--ref-options",
+        default="",
+        metavar="OPTS",
+        help="global options of REF only; without REF, REF is this very install with them",
+    )
+    add(
+        "--quick",
+        action="store_true",
+        help="every local backend, 1 excerpt per type, plain, "
+        "auto and lookup, about 2 minutes (with REF or --ref-options: both sides)",
+    )
+    add("--quiet", action="store_true", help="no progress bar")
+    add("--out", default=".", help="folder for ab.md/.json/.png (default: here)")
 
 
 def _add_spelling(suites: Any) -> None:

@@ -8,7 +8,9 @@ pass the backend asks `ThreadPlan.threads`: the kernel's count of runnable threa
 gets the rest, between 1 and the configured `threads`. The smallest count among the samples of
 the last fraction of a second is used, so a process that runs for a moment (the editor drawing
 a keystroke) does not halve a pass, while a compile or a browser tab that keeps a core busy
-does, from the next pass on.
+does, from the next pass on. Reading the counts costs tens of microseconds (a file per thread
+of ours), so once they say the machine is idle they are read again only after SAMPLE_S: where
+a small model's passes take a few milliseconds, the plan then costs a read every few passes.
 
 Work nobody waits for (a document prefilled on open, the next suggestion prepared) runs in the
 background lane (`lane(background=True)`): one core fewer than a request would get, so a writer's
@@ -36,6 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 WINDOW_S = 0.25  # samples this recent count; the smallest wins
+SAMPLE_S = 0.02  # an idle run queue is read at most this often; passes in between reuse it
 PASS_S = 0.05  # a prefill pass lasts about this long (CPU passes of 8 ids are as fast per id)
 FIRST_CHUNK = 64  # prompt ids per prefill pass before any pass was timed
 MIN_CHUNK = 8
@@ -54,17 +57,27 @@ def runnable_others() -> int | None:
     """
     try:
         before = _machine_runnable()
-        ours = 0
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{tid}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue  # the thread ended meanwhile
-            ours += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+        ours = runnable_threads()
         return max(0, max(before, _machine_runnable()) - ours)
     except (OSError, ValueError, IndexError):
         return None
+
+
+def runnable_threads(pid: int | str = "self") -> int:
+    """Threads of process `pid` that are running or waiting for a core now (OSError: no /proc).
+
+    After a pass, llama.cpp's OpenMP threads (and OpenBLAS's) spin for some milliseconds
+    before they sleep: runnable, though no work is left.
+    """
+    count = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        count += stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+    return count
 
 
 def _machine_runnable() -> int:
@@ -129,17 +142,29 @@ class ThreadPlan:
         self._sample = sample
         self._cpus = cpus or online_cpus()
         self._clock = clock
-        self._seen: deque[tuple[float, int]] = deque(maxlen=8)
+        self._seen: deque[tuple[float, int]] = deque(maxlen=16)
+        self._read_at: float | None = None  # when the run queue was last read
+        self._busy = 0  # what busy() found then
         self.last = self.maximum  # the count given to the latest pass
 
     def busy(self) -> int:
-        """Cores other programs hold now: the least runnable count seen within WINDOW_S."""
-        others = self._sample()
+        """Cores other programs hold now: the least runnable count seen within WINDOW_S.
+
+        Where the last read found every core free, a pass within SAMPLE_S of it reuses that; a
+        busy count is read again at the next pass, so a pass that got fewer threads for a
+        moment's load (a process that ran as the request came) gets them back at once.
+        """
         now = self._clock()
-        if others is None:
+        if self._busy == 0 and self._read_at is not None and now - self._read_at < SAMPLE_S:
             return 0
-        self._seen.append((now, others))
-        return min(n for t, n in self._seen if now - t <= WINDOW_S)
+        others = self._sample()
+        now = self._read_at = self._clock()
+        if others is None:
+            self._busy = 0
+        else:
+            self._seen.append((now, others))
+            self._busy = min(n for t, n in self._seen if now - t <= WINDOW_S)
+        return self._busy
 
     def threads(self) -> int:
         """Threads for the next pass (the background lane leaves one more core free)."""
