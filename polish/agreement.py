@@ -53,6 +53,7 @@ PREPOSITIONS = (
     "w", "we", "z", "ze", "na", "do", "od", "o", "po", "przy", "przez", "za", "nad", "pod",
     "przed", "dla", "bez", "u", "ku", "między", "od", "spod", "znad", "zza", "wśród",
 )  # fmt: skip
+PREP_OPTIONS = 4  # the commonest prepositions that take the case found
 # Verbs that take a nominative or instrumental complement, not an object: "był lekarz".
 COPULAS = frozenset({"być", "zostać", "zostawać", "bywać", "pozostać", "pozostawać", "stać"})
 MONTHS = frozenset(
@@ -112,8 +113,9 @@ def reading(lemma: str, tag: str) -> Reading:
 def readings(word: str) -> tuple[Reading, ...]:
     """The plausible readings of `word` as one segment (a form with a clitic has none).
 
-    Left out where the word has others: archaic and dialect readings, vocatives, and
-    indeclinable nouns (letter and note names: "te", "do"), which would agree with anything.
+    Left out where the word has others: archaic and dialect readings, vocatives, imperatives
+    ("kraj" of "krajać": prose rarely commands), and indeclinable nouns (letter and note names:
+    "te", "do"), which would agree with anything.
     """
     interps = analyse(word)
     end = max((i.end for i in interps), default=0)
@@ -125,7 +127,7 @@ def readings(word: str) -> tuple[Reading, ...]:
     plausible = tuple(
         r
         for r, quals in found
-        if not quals & RARE and r.case != {"voc"} and len(r.case) < len(CASES)
+        if not quals & RARE and r.case != {"voc"} and len(r.case) < len(CASES) and r.pos != "impt"
     )
     return plausible or tuple(r for r, _ in found)
 
@@ -242,12 +244,11 @@ def _options(token: Token, readings_: list[Reading], ok) -> tuple[str, ...]:
 def conflicts(toks: list[Token]) -> list[Conflict]:
     """Every disagreement between neighbours in `toks`, with the forms that would mend it."""
     out: list[Conflict] = []
-    for i in range(1, len(toks)):
-        if not toks[i].joined:
-            continue
-        a, b = toks[i - 1], toks[i]
-        for check in (_noun_phrase, _subject_verb, _preposition, _numeral, _government):
-            out += check(toks, i - 1, a, b)
+    for i, a in enumerate(toks):
+        out += _noun_phrase(toks, i)
+        if i + 1 < len(toks) and toks[i + 1].joined:
+            for check in (_subject_verb, _preposition, _numeral, _government):
+                out += check(toks, i, a, toks[i + 1])
     return _unique(out)
 
 
@@ -266,9 +267,10 @@ def _nominal(t: Token) -> list[Reading]:
     return t.of(NOMINAL)
 
 
-def _noun_phrase(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
     """An adjective and the noun it stands before (or after, when none follows) that share no
     case, number and gender; either may be the wrong one ("pewna rolę", "główną zasługa")."""
+    a = toks[i]
     if not _adjective(a, toks, i):
         return []
     right = _noun_after(toks, i)
@@ -295,7 +297,7 @@ def _adjective(t: Token, toks: list[Token], i: int) -> bool:
     """An adjective, or a noun as well (participles take objects: "kończący wojnę")."""
     return (
         t.has({"adj"})
-        and t.only({"adj", "subst"})
+        and t.only({"adj", "subst", "conj", "adv", "qub"})
         and not {r.lemma for r in t.readings} & PRONOMINAL
         and _common(t)
     )
@@ -339,7 +341,7 @@ def _subject_agrees(s: Reading, v: Reading) -> bool:
 
 def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
     """A nominative noun or pronoun right before a finite verb that fits none of its readings."""
-    if not (b.only(FINITE) and a.only(NOMINAL | PRONOUN)):
+    if not (b.has(FINITE) and b.only(FINITE | {"adj", "subst"}) and a.only(NOMINAL | PRONOUN)):
         return []
     subjects = [r for r in a.readings if "nom" in r.case]
     if not subjects or a.text.lower() in ("to", "co", "ja", "ty", "my", "wy"):
@@ -349,6 +351,8 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
     verbs = b.of(FINITE)
     if any(_subject_agrees(s, v) for s in subjects for v in verbs):
         return []
+    if any(agree(s, r, NP) for s in subjects for r in b.of({"adj"})):
+        return []  # an adjective after its noun: "Dzieci małe"
     if any(r.case & {"dat", "inst", "loc"} for r in a.readings) or not _common(a):
         return []  # "We Lwowie odbyła się"
     if any(r.case - {"nom", "voc"} for r in a.readings):
@@ -397,7 +401,7 @@ def _preposition(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict
         _cased(p, a.text)
         for p in dict.fromkeys(PREPOSITIONS)
         if p != a.text.lower() and _prep_cases(p) & found
-    )
+    )[:PREP_OPTIONS]
     return [
         Conflict(head, "prep-case", i, _options(target, declined, mends)),
         Conflict(i, "prep-case", head, others),
