@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from polish.morphology import analyse, paradigm
+from polish.morphology import analyse, is_abbreviation, paradigm
 from polish.sentences import ends_sentence
 from polish.words import masked
 
@@ -173,7 +173,8 @@ def tokens(text: str) -> list[Token]:
         joined = joined and previous_end == out[-1].end
         word = m.group()
         glued = text[end : end + 1] in ("'", "’", ".") and text[end + 1 : end + 2].isalnum()
-        found = () if word[0].isdigit() or glued else readings(word)
+        short = text[end : end + 1] == "." and is_abbreviation(word)  # "art. 5", "ok. 600"
+        found = () if word[0].isdigit() or glued or short else readings(word)
         out.append(Token(start, end, word, found, joined, sentence))
         previous_end = end
     return out

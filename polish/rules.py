@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from polish.agreement import MONTHS, Reading, Token, readings
 from polish.lexicon import polish_zipf
-from polish.morphology import is_known, paradigm
+from polish.morphology import analyse, is_known, paradigm
 from polish.spelling import Finding
 
 Rule = Callable[[str, list[Token]], list[Finding]]
@@ -171,8 +171,10 @@ def _needs_comma(text: str, tokens: list[Token], i: int) -> bool:
 
 
 def _clause_verb(t: Token) -> bool:
-    return any(r.pos in CLAUSE_VERBS for r in t.readings) and not any(
-        r.pos in ("subst", "adj") for r in t.readings
+    """A finite verb ("poszedłem": a past form and its clitic), and nothing else."""
+    first = [i for i in analyse(t.text) if i.start == 0]
+    return any(i.pos in CLAUSE_VERBS for i in first) and not any(
+        i.pos in ("subst", "adj") for i in first
     )
 
 
@@ -267,7 +269,7 @@ def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
         if noun is None or not noun.only({"subst"}):
             continue
         cases = [r.case for r in noun.readings if "sg" in r.number and "f" in r.gender]
-        if cases and all("acc" in c and "inst" not in c for c in cases):
+        if any("acc" in c for c in cases) and not any("inst" in c for c in cases):
             out.append(_finding(t, "Tę" if t.text[0].isupper() else "tę", "tę-tą"))
     return out
 
