@@ -121,8 +121,10 @@ class Generator(Protocol):
         floor: float | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> list[list[float | None]] | None:
-        """Per edit of `text`, each option's gain in nats (decoder/scoring.compare); None if
-        unknown. The grammar checker's question: does another form read far likelier."""
+        """Per edit of `text`, each option's gain in nats (decoder/scoring.compare).
+
+        None if unknown. The grammar checker's question: does another form read far likelier.
+        """
         ...
 
     def apply(self, settings: Settings) -> None:

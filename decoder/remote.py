@@ -30,8 +30,8 @@ from pathlib import Path
 
 import httpx
 
-from decoder.config import ConfigError, Settings, is_remote
 from decoder import scoring
+from decoder.config import ConfigError, Settings, is_remote
 from decoder.generation import Chunk
 from decoder.sampling import Sampling
 from decoder.stats import Cycle, RunStats

@@ -269,8 +269,11 @@ def _nominal(t: Token) -> list[Reading]:
 
 
 def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
-    """An adjective and the noun it stands before (or after, when none follows) that share no
-    case, number and gender; either may be the wrong one ("pewna rolę", "główną zasługa")."""
+    """An adjective and its noun (after it, or before it when none follows) that cannot agree.
+
+    No shared case, number and gender; either may be the wrong one ("pewna rolę", "główną
+    zasługa").
+    """
     a = toks[i]
     if not _adjective(a, toks, i):
         return []
@@ -381,9 +384,12 @@ def _transitive(lemma: str) -> bool:
 
 
 def _preposition(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
-    """A preposition and what follows it (a noun, or adjectives and their noun) in a case it
-    does not take: "do schronisko", "w kolejnych wyborów". The preposition may be the wrong
-    word instead ("na wojskami"): the simple ones that take the case found are its options."""
+    """A preposition and what follows it in a case it does not take.
+
+    What follows: a noun, or adjectives and their noun ("do schronisko", "w kolejnych
+    wyborów"). The preposition may be the wrong word instead ("na wojskami"): the simple ones
+    that take the case found are its options.
+    """
     preps = a.of({"prep"})
     if not preps or not b.only(DECLINED) or not a.only({"prep"}) and a.text.lower() != "na":
         return []
@@ -410,8 +416,10 @@ def _preposition(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict
 
 
 def _phrase(toks: list[Token], j: int) -> tuple[int | None, frozenset[str]]:
-    """The word a preposition at j-1 governs (the noun after any adjectives, or the word at j)
-    and the cases the phrase can be in (empty: none, or the words do not agree)."""
+    """The word a preposition at j-1 governs, and the cases its phrase can be in.
+
+    The noun after any adjectives, or the word at j; no cases: none, or the words disagree.
+    """
     k = j
     while k < len(toks) and toks[k].joined and _adjective(toks[k], toks, k):
         k += 1
@@ -459,8 +467,10 @@ def _numeral(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
 
 
 def _government(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
-    """A verb that takes no object, its subject just before it, and a bare noun after it in
-    the nominative or accusative: "Ona jedzie samochód" (-> "samochodem")."""
+    """A verb that takes no object, its subject before it, and a bare noun after it.
+
+    The noun in the nominative or accusative: "Ona jedzie samochód" (-> "samochodem").
+    """
     if i == 0 or not toks[i].joined or not a.only({"fin", "praet"}) or not b.only(NOMINAL):
         return []
     subject = toks[i - 1]

@@ -182,8 +182,10 @@ def ask(text: str, questions: list[Question], compare: Compare) -> list[Finding]
 
 
 def decide(questions: list[Question], gains: list[list[float | None]]) -> list[Finding]:
-    """Per question, the forms that beat the written word by its margin, best first; one
-    finding per pair of words that disagree (the one whose best form wins by more)."""
+    """Per question, the forms that beat the written word by its margin, best first.
+
+    One finding per pair of words that disagree: the one whose best form wins by more.
+    """
     best: dict[tuple[int, int], tuple[float, Finding]] = {}
     for q, found in zip(questions, gains, strict=True):
         scored = sorted(

@@ -60,8 +60,11 @@ def _next(tokens: list[Token], i: int) -> Token | None:
 
 # -- nie ---------------------------------------------------------------------------------------
 def _negated(word: str) -> bool:
-    """ "nie" + `word` is one word Polish writes together: a gerund, an adjectival participle,
-    or a common adjective ("niedobry"), not a determiner ("nie taki")."""
+    """Whether "nie" + `word` is one word Polish writes together.
+
+    A gerund, an adjectival participle, or a common adjective ("niedobry"); not a determiner
+    ("nie taki").
+    """
     joined = "nie" + word.lower()
     found = readings(joined)
     if not found or not is_known(joined):
@@ -78,7 +81,7 @@ def _negated(word: str) -> bool:
 
 
 def nie_razem(text: str, tokens: list[Token]) -> list[Finding]:
-    """ "nie dobry" -> "niedobry"; left alone before a contrast ("nie dobry, lecz zły")."""
+    """Rule: "nie dobry" -> "niedobry"; left alone before a contrast ("nie dobry, lecz zły")."""
     out = []
     for i, t in enumerate(tokens):
         after = _next(tokens, i)
@@ -96,7 +99,7 @@ def _verb(word: str) -> bool:
 
 
 def nie_osobno(text: str, tokens: list[Token]) -> list[Finding]:
-    """ "niewiem" -> "nie wiem": "nie" glued to a verb, where no such word exists."""
+    """Rule: "niewiem" -> "nie wiem": "nie" glued to a verb, where no such word exists."""
     out = []
     for t in tokens:
         low = t.text.lower()
@@ -134,7 +137,7 @@ def _consonant(sound: str) -> bool:
 
 
 def vowel_forms(text: str, tokens: list[Token]) -> list[Finding]:
-    """ "w współczesnej" -> "we współczesnej", "z szkoły" -> "ze szkoły", "we Anglii" -> "w"."""
+    """Rule: "w współczesnej" -> "we współczesnej", "z szkoły" -> "ze szkoły", "we" -> "w"."""
     out = []
     for i, t in enumerate(tokens):
         after = _next(tokens, i)
@@ -240,7 +243,7 @@ def _genitive(month: Reading) -> str | None:
 
 
 def dates(text: str, tokens: list[Token]) -> list[Finding]:
-    """ "20 luty 1981" -> "20 lutego 1981": a day of the month takes the month's genitive."""
+    """Rule: "20 luty 1981" -> "20 lutego 1981": a day of the month takes the month's genitive."""
     out = []
     for i, t in enumerate(tokens):
         after = _next(tokens, i)
@@ -257,7 +260,7 @@ def dates(text: str, tokens: list[Token]) -> list[Finding]:
 
 
 def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
-    """ "na tą podprzestrzeń" -> "na tę": "tą" where its noun is accusative, not instrumental."""
+    """Rule: "na tą podprzestrzeń" -> "na tę": "tą" with an accusative noun, no instrumental."""
     out = []
     for i, t in enumerate(tokens):
         if t.text.lower() != "tą":

@@ -40,7 +40,12 @@ def _conflicts(text: str):
     [
         # PlEWi: "Incompatibilitas - zasada nie łączenie pewnych stanowisk państwowych."
         ("zasada nie łączenia pewnych stanowisk", "nie łączenia", "niełączenia", "nie-razem"),
-        ("Decyzja Rokity, nie skonsultowana z władzami.", "nie skonsultowana", "nieskonsultowana", "nie-razem"),  # noqa: E501
+        (
+            "Decyzja Rokity, nie skonsultowana z władzami.",
+            "nie skonsultowana",
+            "nieskonsultowana",
+            "nie-razem",
+        ),  # noqa: E501
         ("To był nie dobry pomysł.", "nie dobry", "niedobry", "nie-razem"),
         ("Tego jeszcze niewiem na pewno.", "niewiem", "nie wiem", "nie-osobno"),
         # PlEWi: "Zasada nie łączenia pewnych stanowisk obowiązuje też w współczesnej Polsce."
@@ -148,7 +153,9 @@ def test_compare_gives_each_options_gain_over_the_original_sentence():
     got = compare(backend, text, edits)
     for (left, start, end, right, options), gains in zip(edits, got, strict=True):
         after = text[end:right]
-        base = score(backend, text[left:start], [text[start:end] + after, *(o + after for o in options)])
+        base = score(
+            backend, text[left:start], [text[start:end] + after, *(o + after for o in options)]
+        )
         for gain, full in zip(gains, base[1:], strict=True):
             assert gain == pytest.approx(full - base[0], abs=1e-3)
 

@@ -112,6 +112,12 @@ def _add_load(suites: Any) -> None:
         metavar="REF",
         help="also type into another install's server (a revision or install, as bench ab takes)",
     )
+    p.add_argument(
+        "--grammar-off",
+        action="store_true",
+        help="also type into this install's server with grammar off, in turn under the same "
+        "load: typing latency with grammar on against off in one run",
+    )
 
 
 def _add_openvino(suites: Any) -> None:
