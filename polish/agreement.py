@@ -280,6 +280,9 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
     right = _noun_after(toks, i)
     left = toks[i - 1] if i > 0 and a.joined and _noun(toks[i - 1], toks, i - 1) else None
     adjs = a.of({"adj"})
+    if right is None and left is not None and any("gen" in n.case for n in _nominal(left)):
+        if not any("gen" in x.case for x in adjs):
+            return []  # it may belong to the noun before: "język znaczników podobny"
     nouns = [n for t in (left, right) if t is not None for n in _nominal(t)]
     if not nouns or any(agree(x, n, NP) for x in adjs for n in nouns):
         return []
@@ -348,8 +351,8 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
     if not (b.has(FINITE) and b.only(FINITE | {"adj", "subst"}) and a.only(NOMINAL | PRONOUN)):
         return []
     subjects = [r for r in a.readings if "nom" in r.case]
-    if not subjects or a.text.lower() in ("to", "co", "ja", "ty", "my", "wy"):
-        return []
+    if not subjects or a.text.lower() in ("to", "co", "ja", "ty", "my", "wy", "pan", "pani"):
+        return []  # "pan myślisz": an honorific with the second person, in older prose
     if i > 0 and toks[i].joined and toks[i - 1].text.lower() in ("i", "oraz", "lub", "albo"):
         return []  # a subject of two or more: "Jan i Maria poszli"
     verbs = b.of(FINITE)
@@ -411,7 +414,7 @@ def _preposition(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict
     )[:PREP_OPTIONS]
     return [
         Conflict(head, "prep-case", i, _options(target, declined, mends)),
-        Conflict(i, "prep-case", head, others),
+        Conflict(i, "prep-choice", head, others),
     ]
 
 
@@ -485,7 +488,7 @@ def _government(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]
     nouns = b.of(NOMINAL)
     if any(n.case - {"nom", "acc", "voc"} for n in nouns) or b.text[:1].isupper():
         return []
-    oblique = {"gen", "dat", "inst"}
+    oblique = {"dat", "inst"}  # a genitive object goes with a transitive verb ("szukać")
     return [
         Conflict(
             i + 1,

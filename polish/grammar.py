@@ -32,13 +32,21 @@ from polish.spelling import Finding
 Compare = Callable[[str, list[tuple[int, int, int, int, tuple[str, ...]]], float | None], object]
 
 # Nats a form must read likelier than the written word, per relation (tuned on the dev half A).
+# Where the tags leave little doubt (a count and its noun, a verb with no object), the model
+# only has to not object; a preposition swapped for another is a question of meaning, which a
+# small model answers by frequency, so it must win by far.
 MARGIN = {
-    "adj-noun": 1.0,
-    "subject-verb": 0.0,
-    "prep-case": 1.0,
-    "numeral-noun": 0.0,
-    "government": 0.0,
+    "adj-noun": 5.0,
+    "subject-verb": 0.5,
+    "prep-case": 3.0,
+    "prep-choice": 9.0,
+    "numeral-noun": -3.0,
+    "government": -3.0,
 }
+# A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
+# "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
+DIACRITIC_BONUS = 3.0
+_PLAIN = str.maketrans("ąćęłńóśźżĄĆĘŁŃÓŚŹŻ", "acelnoszzACELNOSZZ")
 MAX_OPTIONS = 8  # forms read per question, the nearest in spelling first
 MAX_SUGGESTIONS = 3
 LEFT_CHARS = 200  # the model reads from the sentence's start, this far back at most
@@ -58,6 +66,7 @@ RELATIONS = {
     "adj-noun": "adjective and noun",
     "subject-verb": "subject and verb",
     "prep-case": "preposition and case",
+    "prep-choice": "preposition and case",
     "numeral-noun": "number and noun",
     "government": "verb and its complement",
 }
@@ -175,7 +184,7 @@ def ask(text: str, questions: list[Question], compare: Compare) -> list[Finding]
     if not questions:
         return []
     edits = [(q.left, q.start, q.end, q.right, q.options) for q in questions]
-    gains = compare(text, edits, min(MARGIN.values()))
+    gains = compare(text, edits, min(q.margin for q in questions) - DIACRITIC_BONUS)
     if gains is None:
         return None
     return decide(questions, gains)
@@ -189,7 +198,11 @@ def decide(questions: list[Question], gains: list[list[float | None]]) -> list[F
     best: dict[tuple[int, int], tuple[float, Finding]] = {}
     for q, found in zip(questions, gains, strict=True):
         scored = sorted(
-            ((g, o) for g, o in zip(found, q.options, strict=True) if g is not None),
+            (
+                (g + _bonus(q.word, o), o)
+                for g, o in zip(found, q.options, strict=True)
+                if g is not None
+            ),
             reverse=True,
         )
         winners = [o for g, o in scored if g >= q.margin]
@@ -208,6 +221,11 @@ def decide(questions: list[Question], gains: list[list[float | None]]) -> list[F
         if q.pair not in best or best[q.pair][0] < top:
             best[q.pair] = (top, finding)
     return sorted((f for _, f in best.values()), key=lambda f: f.start)
+
+
+def _bonus(word: str, option: str) -> float:
+    """DIACRITIC_BONUS where `option` is `word` with other diacritics."""
+    return DIACRITIC_BONUS if word.translate(_PLAIN) == option.translate(_PLAIN) else 0.0
 
 
 def message(finding: Finding) -> str:
