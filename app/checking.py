@@ -152,6 +152,7 @@ def check_file(
                 "suggestions": list(f.suggestions),
                 "kind": f.kind,
                 "reason": f.reason,
+                **({"detail": f.detail} if f.detail else {}),
             }
         )
     return out
@@ -185,6 +186,8 @@ def run_check(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _why(item: dict) -> str:
+    if item["kind"] == "grammar" and item.get("detail"):
+        return f"grammar: does not agree with {item['detail']}"
     if item["kind"] == "grammar":
         return f"grammar, {item['reason']}: {grammar.REASONS[item['reason']]}"
     return spelling.REASONS[item["reason"]]

@@ -280,10 +280,9 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
     right = _noun_after(toks, i)
     left = toks[i - 1] if i > 0 and a.joined and _noun(toks[i - 1], toks, i - 1) else None
     adjs = a.of({"adj"})
-    if right is None and left is not None and any("gen" in n.case for n in _nominal(left)):
-        if not any("gen" in x.case for x in adjs):
-            return []  # it may belong to the noun before: "język znaczników podobny"
-    nouns = [n for t in (left, right) if t is not None for n in _nominal(t)]
+    if right is None and left is not None and _head_before(toks, i - 1, adjs):
+        return []  # after a genitive, it may be the noun before's: "język znaczników podobny"
+    nouns = _nominal(right) if right is not None else _nominal(left) if left is not None else []
     if not nouns or any(agree(x, n, NP) for x in adjs for n in nouns):
         return []
     head = right if right is not None else left
@@ -298,6 +297,18 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
 
 
 PRONOMINAL = frozenset({"który", "jaki", "czyj", "co", "kto"})  # head clauses, agree with none
+
+
+def _head_before(toks: list[Token], j: int, adjs: list[Reading]) -> bool:
+    """The noun at j is a genitive after a noun (up to 3 words back) the adjective agrees with."""
+    if not any("gen" in n.case for n in _nominal(toks[j])):
+        return False
+    k = j
+    while k > 0 and j - k < 3 and toks[k].joined:
+        k -= 1
+        if any(agree(x, n, NP) for x in adjs for n in _nominal(toks[k])):
+            return True
+    return False
 
 
 def _adjective(t: Token, toks: list[Token], i: int) -> bool:

@@ -84,6 +84,7 @@ class Question:
     pair: tuple[int, int]  # the two words that disagree (their starts): one finding per pair
     left: int  # the model reads text[left:right]
     right: int
+    other: str = ""  # the word it disagrees with
 
     @property
     def margin(self) -> float:
@@ -123,7 +124,8 @@ def _questions(text: str, toks: list[Token], found: list[Conflict]) -> list[Ques
         options = _nearest(t.text, c.options)[:MAX_OPTIONS]
         left, right = _window(text, toks, min(c.index, c.other), max(c.index, c.other))
         pair = tuple(sorted((t.start, toks[c.other].start)))
-        out.append(Question(t.start, t.end, t.text, options, c.relation, pair, left, right))
+        other = toks[c.other].text
+        out.append(Question(t.start, t.end, t.text, options, c.relation, pair, left, right, other))
     return out
 
 
@@ -216,6 +218,7 @@ def decide(questions: list[Question], gains: list[list[float | None]]) -> list[F
             tuple(winners[:MAX_SUGGESTIONS]),
             "model",
             kind="grammar",
+            detail=f"“{q.other}” ({RELATIONS[q.relation]})",
             ranked_by="model",
         )
         if q.pair not in best or best[q.pair][0] < top:
@@ -230,7 +233,10 @@ def _bonus(word: str, option: str) -> float:
 
 def message(finding: Finding) -> str:
     """What the editor shows: why, and the fix."""
-    text = f"“{finding.word.strip()}”: {REASONS.get(finding.reason, finding.reason)}"
+    if finding.reason == "model" and finding.detail:
+        text = f"“{finding.word}” does not agree with {finding.detail}"
+    else:
+        text = f"“{finding.word.strip()}”: {REASONS.get(finding.reason, finding.reason)}"
     if finding.suggestions:
         text += f". Did you mean: {', '.join(s.strip() for s in finding.suggestions)}?"
     return text

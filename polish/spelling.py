@@ -81,6 +81,7 @@ class Finding:
     suggestions: tuple[str, ...]
     reason: str  # unknown | rare-form | context; grammar: its rule, or "model"
     kind: str = "spelling"  # or "grammar" (polish/grammar.py)
+    detail: str = ""  # what the message adds (grammar: the word it does not agree with)
     known: bool = False  # Morfeusz knows the word (the model must find a far likelier form)
     candidates: tuple[Candidate, ...] = ()
     ranked_by: str = "dictionary"  # or "model"
