@@ -49,6 +49,9 @@ from .spelling import (
 
 log = logging.getLogger(__name__)
 PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
+# A client that pulls but cannot be asked to pull again (Neovim 0.12): its pull waits this long
+# for the model's verdicts on the version it asks about, or answers with what there is.
+PULL_WAIT_S = 30.0
 __all__ = ["ADD_WORD", "IGNORE_WORD", "actions", "add_word", "ignore_word", "pull", "schedule"]
 
 
@@ -261,10 +264,14 @@ def _tell(ls: BielikServer, uri: str, refresh: bool = False) -> None:
             )
         )
         return
-    workspace = ls.client_capabilities.workspace
-    can_refresh = workspace and workspace.diagnostics and workspace.diagnostics.refresh_support
-    if refresh and can_refresh:
+    if refresh and _refreshes(ls):
         ls.workspace_diagnostic_refresh(None)
+
+
+def _refreshes(ls: BielikServer) -> bool:
+    """The client can be asked to pull diagnostics again (LSP 3.17 refresh support)."""
+    workspace = ls.client_capabilities.workspace
+    return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
 async def pull(
@@ -279,6 +286,12 @@ async def pull(
     if doc is None:
         raise JsonRpcInvalidParams(f"unknown document {uri}: the client has not opened it")
     state = ls.spelling.doc(uri)
+    waiting = state.task is not None and not state.task.done()
+    if waiting and not _refreshes(ls) and ls.worker.state == "ready":
+        # The model's verdicts, since the client will not be told of them later; an edit that
+        # starts a newer check, or a slow engine, ends the wait with what there is. (While the
+        # model loads, the first pass answers at once: the verdicts come with the next edit.)
+        await asyncio.wait({state.task}, timeout=PULL_WAIT_S)
     if state.version != doc.version:
         if await dictionary_pass(ls, uri) is None:
             state = ls.spelling.doc(uri)

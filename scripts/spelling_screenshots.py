@@ -125,6 +125,22 @@ def wait_screen(session: str, text: str, timeout_s: float) -> str:
     raise SystemExit(f"Neovim: {text!r} never showed:\n{screen}")
 
 
+def nudge_until(session: str, text: str, timeout_s: float) -> str:
+    """Wait for `text`, typing a space and taking it back every 15 s meanwhile.
+
+    Neovim 0.12 pulls diagnostics only after an edit and cannot be asked to pull again, so
+    the model's verdicts (once it has loaded) come with the next edit, as they do for a writer.
+    """
+    end = time.monotonic() + timeout_s
+    while True:
+        try:
+            return wait_screen(session, text, min(15, max(1, end - time.monotonic())))
+        except SystemExit:
+            if time.monotonic() >= end:
+                raise
+            tmux("send-keys", "-t", session, "A", " ", "Escape", "x")
+
+
 def neovim(out: Path, tmp: Path) -> dict:
     nvim = _nvim()
     if nvim is None or shutil.which("tmux") is None:
@@ -152,7 +168,7 @@ require('bielik').setup({{ cmd = {{ '{sys.executable}', '-m', 'app.cli', 'serve'
          f"env {env} {nvim} -u {init} -i NONE -n {doc}")  # fmt: skip
     steps = []
     try:
-        wait_screen(session, says, 300)
+        nudge_until(session, says, 300)
         steps.append("underlined, with the message beside it")
         tmux("send-keys", "-t", session, f"/{word}", "Enter")
         shoot(session, tmp / "nvim.html", out / f"nvim-{CHECK}.png")
