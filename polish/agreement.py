@@ -140,6 +140,7 @@ class Token:
     readings: tuple[Reading, ...]
     joined: bool  # only spaces since the token before, in the same sentence
     sentence: int
+    gap: str = ""  # the text since the token before
 
     def has(self, classes: Iterable[str]) -> bool:
         wanted = set(classes)
@@ -175,7 +176,7 @@ def tokens(text: str) -> list[Token]:
         glued = text[end : end + 1] in ("'", "’", ".") and text[end + 1 : end + 2].isalnum()
         short = text[end : end + 1] == "." and is_abbreviation(word)  # "art. 5", "ok. 600"
         found = () if word[0].isdigit() or glued or short else readings(word)
-        out.append(Token(start, end, word, found, joined, sentence))
+        out.append(Token(start, end, word, found, joined, sentence, gap))
         previous_end = end
     return out
 
@@ -280,15 +281,16 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
     right = _noun_after(toks, i)
     left = toks[i - 1] if i > 0 and a.joined and _noun(toks[i - 1], toks, i - 1) else None
     adjs = a.of({"adj"})
-    if right is None and left is not None and _head_before(toks, i - 1, adjs):
+    if right is None and (not _closes(toks, i) or left and _head_before(toks, i - 1, adjs)):
         return []  # after a genitive, it may be the noun before's: "język znaczników podobny"
-    nouns = _nominal(right) if right is not None else _nominal(left) if left is not None else []
+    nouns = [n for t in (left, right) if t is not None for n in _nominal(t)]
     if not nouns or any(agree(x, n, NP) for x in adjs for n in nouns):
         return []
     head = right if right is not None else left
     head_at = toks.index(head)
     heads = _nominal(head)
-    out = [Conflict(i, "adj-noun", head_at, _options(a, adjs, lambda r: _fits(r, heads, NP)))]
+    relation = "pronoun-noun" if _pronoun_too(a) else "adj-noun"
+    out = [Conflict(i, relation, head_at, _options(a, adjs, lambda r: _fits(r, heads, NP)))]
     if head is right and head_at == i + 1:
         out.append(
             Conflict(head_at, "adj-noun", i, _options(head, heads, lambda r: _fits(r, adjs, NP)))
@@ -297,6 +299,28 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
 
 
 PRONOMINAL = frozenset({"który", "jaki", "czyj", "co", "kto"})  # head clauses, agree with none
+
+
+def _pronoun_too(t: Token) -> bool:
+    """A form of "ten" that is also the pronoun "to" ("tego", "tym").
+
+    Often no adjective at all: "wymaga tego dobro państwa".
+    """
+    return any(r.pos == "subst" and r.lemma.split(":")[0] == "to" for r in t.readings)
+
+
+def _closes(toks: list[Token], i: int) -> bool:
+    """The word at i ends its phrase.
+
+    Punctuation or the sentence's end follows, or a known word that is no noun (not markup,
+    not a word Morfeusz does not know).
+    """
+    if i + 1 >= len(toks) or toks[i + 1].sentence != toks[i].sentence:
+        return True
+    after = toks[i + 1]
+    if after.joined:
+        return bool(after.readings)
+    return not after.gap.strip(" \t\n,;:–—-)")
 
 
 def _head_before(toks: list[Token], j: int, adjs: list[Reading]) -> bool:

@@ -37,6 +37,7 @@ Compare = Callable[[str, list[tuple[int, int, int, int, tuple[str, ...]]], float
 # small model answers by frequency, so it must win by far.
 MARGIN = {
     "adj-noun": 5.0,
+    "pronoun-noun": 10.0,
     "subject-verb": 0.5,
     "prep-case": 3.0,
     "prep-choice": 9.0,
@@ -64,6 +65,7 @@ REASONS = {
 }
 RELATIONS = {
     "adj-noun": "adjective and noun",
+    "pronoun-noun": "adjective and noun",
     "subject-verb": "subject and verb",
     "prep-case": "preposition and case",
     "prep-choice": "preposition and case",

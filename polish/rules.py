@@ -70,6 +70,8 @@ def _negated(word: str) -> bool:
     if not found or not is_known(joined):
         return False
     base = readings(word)
+    if any(r.pos in CLAUSE_VERBS | {"inf"} for r in base):
+        return False  # "nie być": a verb, apart
     if any(r.pos in ("ger", "pact", "ppas") and "neg" in r.rest for r in found):
         return any(r.pos in ("ger", "pact", "ppas") for r in base)
     adjs = [r for r in base if r.pos == "adj" and "pos" in r.rest]
