@@ -139,6 +139,8 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Ukończyli 21 rok życia i zdobyli 5 medali.",
         "W art. 5 ustawy o ochronie konkurencji.",
         "Kodeks karny Królestwa Polskiego obowiązywał długo.",
+        "Na dole twojego *.htconfig.php* znajduje się kilka linii.",  # markup after the word
+        "bycie stygmatem seksualnej perwesji",  # PlEWi: an unknown word after the adjective
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
