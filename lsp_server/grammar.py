@@ -22,6 +22,7 @@ from decoder.scoring import Cancelled
 from polish import grammar
 from polish.spelling import Finding
 
+from .spelling import replacements
 from .worker import Ticket, Worker
 
 SOURCE = "bielik-grammar"
@@ -111,19 +112,8 @@ def code_actions(uri: str, diagnostics: list[types.Diagnostic]) -> list[types.Co
     actions = []
     for d in diagnostics:
         data = d.data if isinstance(d.data, dict) else {}
-        if d.source != SOURCE:
-            continue
-        for i, fix in enumerate(data.get("suggestions") or []):
-            edit = types.WorkspaceEdit(changes={uri: [types.TextEdit(range=d.range, new_text=fix)]})
-            actions.append(
-                types.CodeAction(
-                    title=f"Replace with “{fix.strip()}”",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[d],
-                    edit=edit,
-                    is_preferred=i == 0,
-                )
-            )
+        if d.source == SOURCE:
+            actions += replacements(uri, d, data.get("suggestions") or [])
     return actions
 
 

@@ -7,51 +7,16 @@ spelling left as it was.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-import tempfile
-from pathlib import Path
-
 import pytest
-import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.test_lsp_server import Editor
+from tests.test_lsp_spelling import client as spelling_client
 from tests.test_lsp_spelling import diagnostics_of, open_doc
 
-ROOT = Path(__file__).resolve().parent.parent
-HOME = Path(tempfile.mkdtemp(prefix="bielik-grammar-"))
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 TEXT = "Dzieci byli niegrzeczne. Jan powiedział że przyjdzie, ale zaczoł padać.\n"
-
-
-@pytest_lsp.fixture(
-    scope="module",
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "app.cli", "serve"],
-        server_env={**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(HOME)},
-    ),
-)
-async def client(lsp_client: LanguageClient):
-    (HOME / "workspace").mkdir(parents=True, exist_ok=True)
-    editor = Editor(lsp_client)
-    lsp_client.editor = editor
-    lsp_client.feature("bielik/status")(lambda ls, params: editor.statuses.append(params))
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            initialization_options={"spellingDelayMs": 50, "prepareNext": False},
-        )
-    )
-    for _ in range(1500):
-        if any(s.state in ("ready", "error") for s in editor.statuses):
-            break
-        await asyncio.sleep(0.2)
-    assert editor.statuses[-1].state == "ready", editor.statuses[-1]
-    yield
-    await lsp_client.shutdown_session()
+# The spelling tests' server (its fixture, so one configuration), started for this module.
+client = spelling_client
 
 
 def found(diagnostics) -> set[tuple[str, str, str]]:
