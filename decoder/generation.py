@@ -114,6 +114,19 @@ class Generator(Protocol):
         """
         ...
 
+    def compare(
+        self,
+        text: str,
+        edits: list[tuple[int, int, int, int, tuple[str, ...]]],
+        floor: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[list[float | None]] | None:
+        """Per edit of `text`, each option's gain in nats (decoder/scoring.compare).
+
+        None if unknown. The grammar checker's question: does another form read far likelier.
+        """
+        ...
+
     def apply(self, settings: Settings) -> None:
         """Take settings that need no reload (schema: `reload`) from now on."""
         ...

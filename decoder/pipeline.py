@@ -174,6 +174,16 @@ class Pipeline:
         """Log-probability of each continuation after `prefix`, on the target (own cache)."""
         return scoring.score(self.engine.runner, prefix, continuations, should_stop)
 
+    def compare(
+        self,
+        text: str,
+        edits: list[scoring.Edit],
+        floor: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[list[float | None]]:
+        """How much likelier each edit of `text` reads, on the target (own cache)."""
+        return scoring.compare(self.engine.runner, text, edits, floor, should_stop)
+
     def describe(self) -> dict:
         """Backends, builds, threads and models; the drafters; exactness and measured costs."""
         out = {"target": self.engine.runner.describe()}

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import httpx
 
+from decoder import scoring
 from decoder.config import ConfigError, Settings, is_remote
 from decoder.generation import Chunk
 from decoder.sampling import Sampling
@@ -273,6 +274,16 @@ class RemoteEngine:
             )
             for (offsets, values), c in zip(found, continuations, strict=True)
         ]
+
+    def compare(
+        self,
+        text: str,
+        edits: list[scoring.Edit],
+        floor: float | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[list[float | None]] | None:
+        """`scoring.compare` through the prompt's log-probabilities; None where none come."""
+        return scoring.compare_by_score(self.score, text, edits)
 
     def apply(self, settings: Settings) -> None:
         """Sampling and the model name apply to the next request (the connection reloads)."""

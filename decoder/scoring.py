@@ -61,3 +61,82 @@ def score(
             total += log_softmax_at(rows, tail[1:])
         out.append(total)
     return out
+
+
+# An edit of a text for `compare`: the model reads text[left:right], with text[start:end]
+# replaced by each option in turn (left <= start <= end <= right).
+Edit = tuple[int, int, int, int, tuple[str, ...]]
+
+
+def _logprobs(rows: np.ndarray) -> np.ndarray:
+    """Log-softmax of each row (rows, vocab), in float64 where it is summed."""
+    peak = rows.max(axis=1, keepdims=True)
+    return rows - (np.log(np.exp(rows - peak).sum(axis=1, dtype=np.float64))[:, None] + peak)
+
+
+def compare(
+    backend: Backend,
+    text: str,
+    edits: list[Edit],
+    floor: float | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[list[float | None]]:
+    """For each edit, how much likelier (nats) its window reads with each option in place.
+
+    One pass reads the original window from where the options part from it (the sentence
+    before is the cached prefix, kept between edits of one sentence); each option then costs
+    one pass over its own tokens after the first one that differs, the options taken from the
+    one that parts latest to the earliest, so the cache is only ever rewound. An option whose
+    best case cannot reach `floor` is not read: its first differing token (its probability is
+    in the original's pass) with every later token certain would still lose by more than
+    `floor`; its gain is None. Raises Cancelled when `should_stop()` turns true between passes.
+    """
+    backend.select(SCORING_KEY)
+    out = []
+    for left, start, end, right, options in edits:
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        encode = backend.tokenizer.encode
+        orig = encode(text[left:right])
+        variants = [encode(text[left:start] + o + text[end:right]) for o in options]
+        shared = max(1, min(common_prefix(orig, v) for v in [orig[:-1], *variants]))
+        first = backend.sync(orig[:shared], should_stop)
+        rows = np.concatenate([first[None, :], backend.forward(orig[shared:])])
+        logp = _logprobs(rows)  # logp[k]: after orig[:shared + k]
+        token_lp = logp[np.arange(len(orig) - shared), orig[shared:]]
+        gains: list[float | None] = [None] * len(variants)
+        order = sorted(range(len(variants)), key=lambda i: -common_prefix(orig, variants[i]))
+        for i in order:
+            v = variants[i]
+            d = max(shared, common_prefix(orig, v))
+            if d >= len(v):
+                continue  # the option is a prefix of the original: nothing to read
+            rest = float(token_lp[d - shared :].sum())
+            head = float(logp[d - shared, v[d]])
+            if floor is not None and head - rest < floor:
+                continue
+            if should_stop is not None and should_stop():
+                raise Cancelled()
+            backend.rewind(len(backend.ids) - d)
+            total = head
+            if len(v) - d > 1:
+                own = _logprobs(backend.forward(v[d:-1]))
+                total += float(own[np.arange(len(v) - d - 1), v[d + 1 :]].sum())
+                backend.rewind(len(v) - d - 1)
+            gains[i] = total - rest
+        out.append(gains)
+    return out
+
+
+def compare_by_score(
+    score_fn: Callable[[str, list[str]], list[float] | None], text: str, edits: list[Edit]
+) -> list[list[float | None]] | None:
+    """`compare` through a `score(prefix, continuations)` (an inference server): no pruning."""
+    out = []
+    for left, start, end, right, options in edits:
+        after = text[end:right]
+        found = score_fn(text[left:start], [text[start:end] + after, *(o + after for o in options)])
+        if found is None:
+            return None
+        out.append([lp - found[0] for lp in found[1:]])
+    return out

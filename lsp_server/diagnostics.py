@@ -1,12 +1,17 @@
-"""Spelling diagnostics: when they are computed, where the model reads, how the client hears.
+"""Spelling and grammar diagnostics: when they are computed, where the model reads, how.
 
-After an edit (debounced by `spellingDelayMs`), the dictionary pass re-checks only the
-paragraphs whose text changed (the others come from their cache), on the event loop, one
-paragraph at a time, stepping aside whenever a completion request waits for the engine. The
-diagnostics go out at once. Then the model reads the sentences it has something to say about
-(polish/spelling.needs_model), one questioned word per call on the engine thread, queued behind
-any completion request and yielding to one between candidates (a background ticket); each
-verdict is cached per paragraph text, and the diagnostics go out again.
+How the client hears of them too.
+
+After an edit (debounced by `spellingDelayMs`), the first pass re-checks only the paragraphs
+whose text changed (the others come from their caches), on the event loop, one paragraph at a
+time, stepping aside whenever a completion request waits for the engine: the spelling
+dictionary (polish/spelling.py) and grammar's certain rules and questions (polish/grammar.py).
+The diagnostics go out at once. Then the model reads what the checkers asked about, through one
+scoring queue (lsp_server/grammar.ScoringQueue): each questioned word of spelling
+(polish/spelling.needs_model), each paragraph's grammar questions in one call (few passes: the
+sentence is read once, each form after it), on the engine thread, behind any completion request
+and yielding to one between passes; each verdict is cached per paragraph text, and the
+diagnostics go out again.
 
 Clients that pull diagnostics (LSP 3.17 `textDocument/diagnostic`: VS Code, Neovim 0.10+) get
 the dictionary pass for their version on request, and a `workspace/diagnostic/refresh` once
@@ -25,10 +30,10 @@ import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from decoder.scoring import Cancelled
 from polish.dictionary import inflect
 from polish.spelling import Finding, drop_terms, needs_model, rank_one
 
+from . import grammar as grammar_state
 from .commands import parse
 from .language_server import BielikServer
 from .spelling import (
@@ -41,10 +46,15 @@ from .spelling import (
     diagnostic,
     uri_path,
 )
-from .worker import Ticket
 
 log = logging.getLogger(__name__)
 PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
+# A client that pulls but cannot be asked to pull again (Neovim 0.12): its pull waits this long
+# for the model's verdicts on the version it asks about, or answers with what there is.
+PULL_WAIT_S = 30.0
+# Grammar's model work starts only once the writer has paused this long more (an edit cancels
+# it): while they type, every pause would otherwise send the engine a changed paragraph.
+GRAMMAR_SETTLE_S = 1.5
 __all__ = ["ADD_WORD", "IGNORE_WORD", "actions", "add_word", "ignore_word", "pull", "schedule"]
 
 
@@ -80,7 +90,9 @@ async def _run(ls: BielikServer, uri: str, delay: float) -> None:
     if pending is None:
         return
     _tell(ls, uri)
-    if pending and ls.config.server.spelling_model:
+    server = ls.config.server
+    pending = [p for p in pending if p[0] == "grammar" or server.spelling_model]
+    if pending:
         await _model_pass(ls, uri, pending)
 
 
@@ -93,9 +105,20 @@ def _folders(ls: BielikServer) -> list[Path]:
     return [p for f in folders if (p := uri_path(f.uri)) is not None]
 
 
-def _wanted(ls: BielikServer, uri: str) -> bool:
+def _wanted(ls: BielikServer, uri: str) -> tuple[bool, bool]:
+    """(spelling, grammar) wanted for this document."""
     doc = ls.documents.get(uri)
-    return doc is not None and ls.config.server.spells(doc.language_id)
+    if doc is None:
+        return False, False
+    server = ls.config.server
+    return server.spells(doc.language_id), server.checks_grammar(doc.language_id)
+
+
+def _disabled(ls: BielikServer) -> tuple[str, ...]:
+    """The grammar codes switched off (the model's too, where it may not read)."""
+    server = ls.config.server
+    off = tuple(sorted(server.grammar_disabled_rules))
+    return off if server.grammar_model else tuple(sorted({*off, "model"}))
 
 
 async def _pause(ls: BielikServer) -> None:
@@ -108,17 +131,18 @@ async def _pause(ls: BielikServer) -> None:
         await asyncio.sleep(PAUSE_S)
 
 
-async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple[str, int, Finding]] | None:
-    """Diagnostics for the document's current version; the findings the model should read.
+async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
+    """Diagnostics for the document's current version; what the model should read.
 
-    Those come as (paragraph text, offset of the paragraph, finding); None if the document
-    went away or changed meanwhile.
+    That comes as ("spelling", paragraph text, its offset, finding) and ("grammar", paragraph
+    text, its offset, its grammar Entry); None if the document went away or changed meanwhile.
     """
     doc = ls.documents.get(uri)
     if doc is None:
         return None
     state = ls.spelling.doc(uri)
-    if not _wanted(ls, uri):
+    spells, checks = _wanted(ls, uri)
+    if not spells and not checks:
         _store(ls, state, doc.version, [], doc.source)
         return []
     words = ls.spelling.accepted()
@@ -126,26 +150,38 @@ async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple[str, int, Fi
     allowed = words.allowed(uri, _folders(ls))
     version, text = doc.version, doc.source
     shown: list[Finding] = []
-    pending: list[tuple[str, int, Finding]] = []
+    found_grammar: list[Finding] = []
+    pending: list[tuple] = []
     model = ls.config.server.spelling_model
+    disabled = _disabled(ls)
     for start, end, found, fresh in state.paragraphs.walk(text, allowed, words.version):
         paragraph = text[start:end]
-        for finding in found:
+        for finding in found if spells else ():
             key = (paragraph, finding.start - start, words.version)
             if model and needs_model(finding):
                 if key in ls.spelling.ranked:
                     verdict = ls.spelling.ranked[key]
                     shown += [_at(verdict, finding.start)] if verdict is not None else []
                     continue
-                pending.append((paragraph, start, finding))
+                pending.append(("spelling", paragraph, start, finding))
             if finding.reason != "context":
                 shown.append(finding)
-        if fresh:
+        new = False
+        if checks:
+            entry, new = ls.grammar.get(paragraph, disabled)
+            found_grammar += [_moved(f, start) for f in entry.findings + (entry.verdicts or [])]
+            if entry.verdicts is None:
+                pending.append(("grammar", paragraph, start, entry))
+        if fresh or new:
             await _pause(ls)
             if ls.documents.get(uri) is not doc or doc.version != version:
                 return None  # edited meanwhile: the newer check takes over
-    _store(ls, state, version, drop_terms(shown), text)
+    _store(ls, state, version, grammar_state.merged(drop_terms(shown), found_grammar), text)
     return pending
+
+
+def _moved(finding: Finding, by: int) -> Finding:
+    return replace(finding, start=finding.start + by, end=finding.end + by)
 
 
 def _at(finding: Finding, start: int) -> Finding:
@@ -156,36 +192,43 @@ def _at(finding: Finding, start: int) -> Finding:
 def _store(ls: BielikServer, state: DocState, version: int, found: list[Finding], text: str):
     positions = Positions(text, ls.encoding)
     state.version, state.findings = version, sorted(found, key=lambda f: f.start)
-    state.diagnostics = [diagnostic(f, positions) for f in state.findings]
+    state.diagnostics = [
+        grammar_state.diagnostic(f, positions) if f.kind == "grammar" else diagnostic(f, positions)
+        for f in state.findings
+    ]
     state.result_id = f"{version}:{ls.spelling.accepted().version}:{len(state.diagnostics)}"
     state.result_id += f":{hash(tuple(d.message for d in state.diagnostics)) & 0xFFFFFFFF:x}"
 
 
 # -- the model pass ----------------------------------------------------------------------------
 async def _model_pass(ls: BielikServer, uri: str, pending: list) -> None:
-    """The model's verdict on each pending finding, on the engine thread, behind completions."""
+    """The model's verdicts on what the checkers asked, through the one scoring queue."""
     while ls.worker.state == "loading":
         await asyncio.sleep(0.5)
     if ls.worker.state != "ready" or ls.worker.pipe is None:
         return
     version = ls.spelling.accepted().version
     changed = False
-    for paragraph, start, finding in pending:
-        key = (paragraph, finding.start - start, version)
+    settled = False
+    for kind, paragraph, start, item in pending:
+        if ls.documents.get(uri) is None:
+            return
+        if kind == "grammar":
+            if not settled:
+                await asyncio.sleep(GRAMMAR_SETTLE_S)
+                settled = True
+            await _pause(ls)  # never while a completion request waits
+            changed = await _ask_grammar(ls, paragraph, item) or changed
+            continue
+        key = (paragraph, item.start - start, version)
         if key in ls.spelling.ranked:
             continue
-        local = replace(finding, start=finding.start - start, end=finding.end - start)
-        ticket = Ticket(yields_to=lambda: ls.worker.urgent > 0, background=True)
-        while True:
-            try:
-                verdict = await ls.worker.call(partial(_rank, ls, paragraph, local, ticket))
-                break
-            except Cancelled:  # a completion request needed the engine: after it, again
-                await ls.worker.calm()
-            except Exception as e:  # an engine that cannot score: the dictionary's ranking stays
-                log.warning("spelling: the model could not rank %r: %s", finding.word, e)
-                verdict = local
-                break
+        local = replace(item, start=item.start - start, end=item.end - start)
+        try:
+            verdict = await ls.scoring.run(partial(_rank, paragraph, local))
+        except Exception as e:  # an engine that cannot score: the dictionary's ranking stays
+            log.warning("spelling: the model could not rank %r: %s", item.word, e)
+            verdict = local
         ls.spelling.ranked[key] = verdict
         changed = changed or verdict != local
     if changed:
@@ -194,13 +237,24 @@ async def _model_pass(ls: BielikServer, uri: str, pending: list) -> None:
             _tell(ls, uri, refresh=True)
 
 
-def _rank(ls: BielikServer, paragraph: str, finding: Finding, ticket: Ticket) -> Finding | None:
+async def _ask_grammar(ls: BielikServer, paragraph: str, entry) -> bool:
+    """A paragraph's grammar questions, in one call; whether anything was flagged."""
+    if entry.verdicts is not None:
+        return False
+    try:
+        entry.verdicts = await ls.scoring.run(
+            partial(grammar_state.ask, paragraph=paragraph, entry=entry)
+        )
+    except Exception as e:  # an engine that cannot score: nothing is flagged by the model
+        log.warning("grammar: the model could not read a paragraph: %s", e)
+        entry.verdicts = []
+    return bool(entry.verdicts)
+
+
+def _rank(paragraph: str, finding: Finding, pipe, should_stop) -> Finding | None:
     """On the engine thread: rank_one with the engine's log-probabilities."""
-    pipe = ls.worker.pipe
-    if ticket.should_stop():
-        raise Cancelled()
     return rank_one(
-        paragraph, finding, lambda prefix, options: pipe.score(prefix, options, ticket.should_stop)
+        paragraph, finding, lambda prefix, options: pipe.score(prefix, options, should_stop)
     )
 
 
@@ -220,10 +274,14 @@ def _tell(ls: BielikServer, uri: str, refresh: bool = False) -> None:
             )
         )
         return
-    workspace = ls.client_capabilities.workspace
-    can_refresh = workspace and workspace.diagnostics and workspace.diagnostics.refresh_support
-    if refresh and can_refresh:
+    if refresh and _refreshes(ls):
         ls.workspace_diagnostic_refresh(None)
+
+
+def _refreshes(ls: BielikServer) -> bool:
+    """The client can be asked to pull diagnostics again (LSP 3.17 refresh support)."""
+    workspace = ls.client_capabilities.workspace
+    return bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
 async def pull(
@@ -238,6 +296,12 @@ async def pull(
     if doc is None:
         raise JsonRpcInvalidParams(f"unknown document {uri}: the client has not opened it")
     state = ls.spelling.doc(uri)
+    waiting = state.task is not None and not state.task.done()
+    if waiting and not _refreshes(ls) and ls.worker.state == "ready":
+        # The model's verdicts, since the client will not be told of them later; an edit that
+        # starts a newer check, or a slow engine, ends the wait with what there is. (While the
+        # model loads, the first pass answers at once: the verdicts come with the next edit.)
+        await asyncio.wait({state.task}, timeout=PULL_WAIT_S)
     if state.version != doc.version:
         if await dictionary_pass(ls, uri) is None:
             state = ls.spelling.doc(uri)
@@ -249,7 +313,8 @@ async def pull(
 def actions(ls: BielikServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """`textDocument/codeAction`: quick fixes for the spelling diagnostics in the range."""
     uri = params.text_document.uri
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    sources = (SOURCE, grammar_state.SOURCE)
+    ours = [d for d in params.context.diagnostics if d.source in sources]
     if not ours:  # a client that sends no diagnostics back: ours in the range
         state = ls.spelling.docs.get(uri)
         start, end = params.range.start, params.range.end
@@ -260,7 +325,9 @@ def actions(ls: BielikServer, params: types.CodeActionParams) -> list[types.Code
             and (start.line, start.character) <= (d.range.end.line, d.range.end.character)
         ]
     folder = ls.spelling.accepted().folder_of(uri, _folders(ls))
-    return code_actions(uri, ours, workspace=folder is not None)
+    return grammar_state.code_actions(uri, ours) + code_actions(
+        uri, ours, workspace=folder is not None
+    )
 
 
 # -- commands ----------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from .documents import (
     offset_at,
 )
 from .errors import RequestFailed
+from .grammar import GrammarCache, ScoringQueue
 from .loading import LoadClock
 from .ring import Ring
 from .settings import Config, ServerOptions, needs_reload
@@ -72,6 +73,8 @@ class BielikServer(LanguageServer):
         self.accepted_lengths: dict[str, int] = {}  # item id -> UTF-16 units taken so far
         self.client_watch = ClientWatch()  # exits when the editor's process is gone
         self.spelling = SpellingState()  # spelling diagnostics (lsp_server/diagnostics.py)
+        self.grammar = GrammarCache()  # grammar per paragraph (lsp_server/grammar.py)
+        self.scoring = ScoringQueue(self.worker)  # the checkers' model work, behind completions
 
     # -- documents ---------------------------------------------------------------------------
     def document(self, uri: str) -> Document:

@@ -16,6 +16,9 @@ from decoder.config import Settings
 from decoder.schema import ConfigError, Entry, camel, entries, setting, snake, validate
 
 SECTION = "bielik"
+# The grammar checker's diagnostic codes (polish/rules.NAMES and the model's): what
+# grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
+GRAMMAR_CODES = ("model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą")
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (
     "plaintext", "markdown", "latex", "tex", "restructuredtext", "asciidoc", "org", "typst",
@@ -81,9 +84,35 @@ class ServerOptions:
         "words accepted with all their inflected forms, besides the user and workspace "
         "dictionaries that 'Add to dictionary' writes",
     )
+    grammar: bool = setting(
+        True,
+        "Polish grammar diagnostics: agreement and inflection (Morfeusz and the model), "
+        "'nie' together or apart, w/we, z/ze, commas, with quick fixes (docs/grammar.md); "
+        "in the languages spellingLanguages names",
+    )
+    grammar_model: bool = setting(
+        True,
+        "the model weighs the forms of a word that would agree with its neighbours (false: "
+        "the certain rules alone)",
+    )
+    grammar_disabled_rules: tuple[str, ...] = setting(
+        (),
+        "grammar diagnostic codes not reported: " + ", ".join(GRAMMAR_CODES),
+    )
 
     def __post_init__(self) -> None:
         validate(self, "server")
+        unknown = [r for r in self.grammar_disabled_rules if r not in GRAMMAR_CODES]
+        if unknown:
+            raise ConfigError(
+                f"grammarDisabledRules: unknown rule {unknown[0]!r} (the codes are "
+                f"{', '.join(GRAMMAR_CODES)})"
+            )
+
+    def checks_grammar(self, language_id: str | None) -> bool:
+        """Whether a document of this language gets grammar diagnostics."""
+        languages = self.spelling_languages
+        return self.grammar and (not languages or language_id in languages)
 
     def spells(self, language_id: str | None) -> bool:
         """Whether a document of this language gets spelling diagnostics."""

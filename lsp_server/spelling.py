@@ -196,19 +196,7 @@ def code_actions(
         if d.source != SOURCE or not isinstance(data.get("word"), str):
             continue
         word = data["word"]
-        for i, suggestion in enumerate(data.get("suggestions") or []):
-            edit = types.WorkspaceEdit(
-                changes={uri: [types.TextEdit(range=d.range, new_text=suggestion)]}
-            )
-            actions.append(
-                types.CodeAction(
-                    title=f"Replace with “{suggestion}”",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[d],
-                    edit=edit,
-                    is_preferred=i == 0,
-                )
-            )
+        actions += replacements(uri, d, data.get("suggestions") or [])
         scopes = [("user", "to the dictionary")]
         if workspace:
             scopes.append(("workspace", "to the workspace dictionary"))
@@ -236,6 +224,23 @@ def code_actions(
             )
         )
     return actions
+
+
+def replacements(uri: str, d: types.Diagnostic, fixes: list[str]) -> list[types.CodeAction]:
+    """A quick fix per correction, writing it over the diagnostic's range; the first preferred.
+
+    Spelling's and grammar's alike.
+    """
+    return [
+        types.CodeAction(
+            title=f"Replace with “{fix.strip()}”",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[d],
+            edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=d.range, new_text=fix)]}),
+            is_preferred=i == 0,
+        )
+        for i, fix in enumerate(fixes)
+    ]
 
 
 def _command(title: str, d: types.Diagnostic, command: types.Command) -> types.CodeAction:

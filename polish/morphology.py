@@ -140,3 +140,15 @@ def _has_longer_form_nfc(word: str) -> bool:
 def has_longer_form(word: str) -> bool:
     """Some inflected form of a lemma of `word` strictly extends it ("dom" -> "domu")."""
     return bool(word) and _has_longer_form_nfc(nfc(word))
+
+
+@lru_cache(maxsize=1 << 14)
+def paradigm(lemma: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Every form Morfeusz generates for `lemma` ("pójść", "on:S"): (NFC orth, tag, qualifiers).
+
+    Each (orth, tag) once: SGJP lists some forms twice (a lemma in two dictionaries).
+    """
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for orth, _, tag, _, quals in _call("generate", lemma):
+        out.setdefault((nfc(orth), tag), tuple(quals))
+    return tuple((orth, tag, quals) for (orth, tag), quals in out.items())

@@ -79,7 +79,9 @@ class Finding:
     end: int
     word: str
     suggestions: tuple[str, ...]
-    reason: str  # unknown | rare-form | context
+    reason: str  # unknown | rare-form | context; grammar: its rule, or "model"
+    kind: str = "spelling"  # or "grammar" (polish/grammar.py)
+    detail: str = ""  # what the message adds (grammar: the word it does not agree with)
     known: bool = False  # Morfeusz knows the word (the model must find a far likelier form)
     candidates: tuple[Candidate, ...] = ()
     ranked_by: str = "dictionary"  # or "model"
@@ -90,6 +92,7 @@ class Finding:
             "end": self.end,
             "word": self.word,
             "suggestions": list(self.suggestions),
+            "kind": self.kind,
             "reason": self.reason,
         }
 

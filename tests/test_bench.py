@@ -244,14 +244,17 @@ def test_load_bench_decodes_under_each_level_and_plots(tmp_path):
 
 @pytest.mark.slow
 def test_load_bench_types_into_this_server_and_the_refs(tmp_path):
-    """`bench load --ref`: ghost text from both servers under the same load, side by side."""
+    """`bench load --ref --grammar-off`: ghost text from each server under the same load."""
     root = Path(__file__).resolve().parents[1]  # another install: this one, found by its folder
     args = ["bench", "load", "--busy", "0", "--per-class", "1", "--tokens", "4", "--quiet"]
-    args += ["--typing-chars", "10", "--idle-seconds", "0", "--ref", str(root)]
+    args += ["--typing-chars", "10", "--idle-seconds", "0", "--ref", str(root), "--grammar-off"]
     assert main([*args, "--out", str(tmp_path)]) == 0
     row = json.loads((tmp_path / "load.json").read_text(encoding="utf-8"))["summary"]["0"]
-    for side in ("typing", "typing ref"):
+    for side in ("typing", "typing ref", "typing grammar-off"):
         assert row[side]["pauses"] > 0 and row[side]["with_suggestion"] > 0
-    assert (tmp_path / "typing-busy0" / "typing.json").exists()
-    assert (tmp_path / "typing-busy0-ref" / "typing.json").exists()
-    assert "this p50 ms" in (tmp_path / "load.md").read_text(encoding="utf-8")
+    for folder in ("typing-busy0", "typing-busy0-ref", "typing-busy0-grammar-off"):
+        assert (tmp_path / folder / "typing.json").exists()
+    off = json.loads((tmp_path / "typing-busy0-grammar-off" / "typing.json").read_text())
+    assert off["settings"]["grammar"] is False  # the server's own word: grammar was off
+    report = (tmp_path / "load.md").read_text(encoding="utf-8")
+    assert "this p50 ms" in report and "grammar-off p50 ms" in report

@@ -194,6 +194,7 @@ def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
         "end": 14,
         "word": "zaczoł",
         "suggestions": ["zaczął"],
+        "kind": "spelling",
         "reason": "unknown",
     }
     assert check(str(good)).returncode == 0

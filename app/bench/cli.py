@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
     _add_typing(bench)
     suites = bench.add_subparsers(
         dest="suite",
-        metavar="{engines,load,openvino,cross-tokenizer,costs,priors,drafter,ab,spelling}",
+        metavar="{engines,load,openvino,cross-tokenizer,costs,priors,drafter,ab,spelling,grammar}",
     )
     _add_engines(suites)
     _add_load(suites)
@@ -43,6 +43,7 @@ def add_parser(sub: Any) -> None:
     _add_drafter(suites)
     _add_ab(suites)
     _add_spelling(suites)
+    _add_grammar(suites)
 
 
 def _add_grid(bench: argparse.ArgumentParser) -> None:
@@ -110,6 +111,12 @@ def _add_load(suites: Any) -> None:
         "--ref",
         metavar="REF",
         help="also type into another install's server (a revision or install, as bench ab takes)",
+    )
+    p.add_argument(
+        "--grammar-off",
+        action="store_true",
+        help="also type into this install's server with grammar off, in turn under the same "
+        "load: typing latency with grammar on against off in one run",
     )
 
 
@@ -226,6 +233,19 @@ def _add_spelling(suites: Any) -> None:
     p.add_argument("--out", default=".", help="folder for spelling.md/.json/.png (default: here)")
 
 
+def _add_grammar(suites: Any) -> None:
+    about = "Polish grammar on real-word errors and clean text (app/bench/grammar.py)"
+    p = suites.add_parser("grammar", allow_abbrev=False, help=about)
+    p.add_argument("--data", help="real-word errors in the dev set's format (JSON lines)")
+    p.add_argument("--half", choices=("A", "B", "all"), default="B", help="rows by hash (A tunes)")
+    p.add_argument("--languagetool", metavar="GRAMMAR_XML", help="LanguageTool's examples too")
+    p.add_argument("--split", choices=("test", "train", "all"), default="test", help="clean text")
+    p.add_argument("--no-clean", action="store_true", help="skip the clean-text false alarms")
+    p.add_argument("--model", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=".", help="folder for grammar.md/.json (default: here)")
+
+
 def _add_typing(bench: argparse.ArgumentParser) -> None:
     typing = bench.add_argument_group(
         "typing", "the real server driven over stdio by a simulated typist (OUT/typing.md, .json)"
@@ -288,6 +308,11 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> int:
 
         args.command_line = " ".join(["bielik-lsp", *argv])
         print(spelling.run(settings, args))
+    elif args.suite == "grammar":
+        from app.bench import grammar
+
+        args.command_line = " ".join(["bielik-lsp", *argv])
+        print(grammar.run(settings, args))
     elif args.suite == "ab":
         from app.bench import ab
 

@@ -6,10 +6,12 @@ busy by other programs, in one run:
 - our decoding as installed (`auto`), tokens/s and characters/s per excerpt;
 - with `--llama-server BIN`, llama-server's plain decoding of the same ids under the same load
   (its own `timings`; paused while it is not measured);
-- ghost-text latency from the real server over stdio, typed as `bench --typing` types; with
-  `--ref REF` (another install or revision, as `bench ab` takes it) its server is typed into
-  too, under the same load, turn about (ABBA over the levels), so a change's latency is seen
-  against the code it started from in one run;
+- ghost-text latency from the real server over stdio, typed as `bench --typing` types (into
+  Markdown documents: spelling and grammar diagnostics run as in an editor); with `--ref REF`
+  (another install or revision, as `bench ab` takes it) its server is typed into too, and with
+  `--grammar-off` this install's server with grammar off, under the same load, turn about (the
+  order reversed at every level), so a change's latency is seen against the code it started
+  from, or grammar's cost on typing, in one run;
 - once, on the quiet machine: the CPU seconds a loaded server with an open document uses in
   `--idle-seconds` when nobody types.
 
@@ -19,7 +21,7 @@ in a terminal is: N processes, each a busy loop, ended at the level's end, at th
 level of the same engine in this run.
 
     bielik-lsp bench load [--per-class 3] [--tokens 64] [--busy 0,1,2] [--llama-server BIN]
-                          [--ref REF]
+                          [--ref REF] [--grammar-off]
 """
 
 from __future__ import annotations
@@ -141,9 +143,11 @@ def type_level(sides: dict[str, ab.Install], options: list[str], out: Path, args
         cfg = typing_bench.TypingConfig(
             per_class=args.per_class, chars=args.typing_chars, out=folder, command=COMMAND
         )
-        install = sides[name]
+        install, settings = sides[name]
         argv = install.serve_argv(options)
-        record = asyncio.run(typing_bench.run(argv, cfg, False, source=install.source))
+        record = asyncio.run(
+            typing_bench.run(argv, cfg, False, source=install.source, options=settings)
+        )
         typing_bench.write(record, folder)  # every pause, as bench --typing keeps them
         typed[name] = record.summary["all"]
     return typed
@@ -225,19 +229,23 @@ def report(summary: dict, head: str, idle: dict | None) -> str:
 
 
 def ref_table(summary: dict) -> list[str]:
-    """Ghost-text latency, this install beside `--ref`'s, level by level (none without it)."""
-    if not any("typing ref" in row for row in summary.values()):
+    """Ghost-text latency, this install beside `--ref`'s or grammar off, level by level."""
+    others = sorted(
+        {k[len("typing ") :] for row in summary.values() for k in row if k.startswith("typing ")}
+    )
+    if not others:
         return []
+    head = " | ".join(f"{o} p50 ms | p95 ms | answered" for o in others)
     lines = [
         "",
-        "Ghost text, this install and `--ref`'s, typed in turn under the same load:",
+        f"Ghost text, this install and {', '.join(others)}, typed in turn under the same load:",
         "",
-        "| busy cores | this p50 ms | p95 ms | answered | ref p50 ms | p95 ms | answered |",
-        "|---|---|---|---|---|---|---|",
+        f"| busy cores | this p50 ms | p95 ms | answered | {head} |",
+        "|---|---|---|---|" + "---|---|---|" * len(others),
     ]
     for busy, row in summary.items():
         cells = []
-        for typed in (row.get("typing", {}), row.get("typing ref", {})):
+        for typed in (row.get("typing", {}), *(row.get(f"typing {o}", {}) for o in others)):
             answered = f"{typed['with_suggestion']}/{typed['pauses']}" if typed else "–"
             cells += [_num(typed.get(q), "{:.0f}") for q in ("p50_ms", "p95_ms")] + [answered]
         lines.append(f"| {busy} | " + " | ".join(cells) + " |")
@@ -260,10 +268,11 @@ def plot(summary: dict, path: Path) -> None:
     speed.set_xticks(busy)
     speed.set_ylim(0, 1.1)
     speed.legend()
-    for side, style in (("typing", "o-"), ("typing ref", "s--")):
+    sides = ("typing", "typing ref", "typing grammar-off")
+    for side, style in zip(sides, ("o-", "s--", "^:"), strict=True):
         typed = [b for b in busy if summary[b].get(side, {}).get("p50_ms") is not None]
         for q in ("p50_ms", "p95_ms") if typed else ():
-            name = q[:3] if side == "typing" else f"ref {q[:3]}"
+            name = q[:3] if side == "typing" else f"{side[len('typing ') :]} {q[:3]}"
             latency.plot(typed, [summary[b][side][q] for b in typed], style, label=name)
     latency.set(xlabel="cores kept busy by other programs", ylabel="pause -> ghost text, ms")
     latency.set_xticks(busy)
@@ -286,7 +295,7 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
         raise UserError("bench load measures the llama.cpp engine: add --backend llamacpp")
     excerpts = [e for e in select(load_corpus(), args.per_class) if e.label in LABELS]
     options = argv[: argv.index("bench")]
-    sides = typing_sides(args.ref, not args.quiet)
+    sides = typing_sides(args.ref, not args.quiet, args.grammar_off)
     server = None
     if binary:
         threads = pipe.engine.runner.threads
@@ -316,7 +325,10 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
         f"{machine.load_average()} after.\n\nllama.cpp: {json.dumps(pipe.engine.runner.describe())}"
         f"\n\nllama-server: {binary or 'not compared (--llama-server BIN)'}"
         f"\n\nGhost text typed into: "
-        + ", ".join(f"{name}: {ab.revision(i.source)} ({i.source})" for name, i in sides.items())
+        + ", ".join(
+            f"{name}: {ab.revision(i.source)} ({i.source}){' ' + str(o) if o else ''}"
+            for name, (i, o) in sides.items()
+        )
     )
     text = report(summary, head, idle)
     raw = {"summary": summary, "levels": results, "idle": idle, "command": argv}
@@ -325,11 +337,19 @@ def run(settings: Settings, args: argparse.Namespace, argv: list[str]) -> str:
     return text
 
 
-def typing_sides(ref: str | None, progress: bool) -> dict[str, ab.Install]:
-    """The servers typed into: this install, and `--ref`'s (as `bench ab` resolves it)."""
-    sides = {"this": ab.this_install()}
+def typing_sides(
+    ref: str | None, progress: bool, grammar_off: bool = False
+) -> dict[str, tuple[ab.Install, dict]]:
+    """The servers typed into, with their settings.
+
+    This install, `--ref`'s (as `bench ab` resolves it), and this install with grammar off.
+    """
+    this = ab.this_install()
+    sides = {"this": (this, {})}
     if ref:
-        sides["ref"] = ab.resolve(ref, progress)
+        sides["ref"] = (ab.resolve(ref, progress), {})
+    if grammar_off:
+        sides["grammar-off"] = (this, {"grammar": False})
     return sides
 
 

@@ -613,8 +613,12 @@ async def run(
     progress: bool = True,
     ring: bool = True,
     source: Path = SOURCE,
+    options: dict | None = None,
 ) -> Run:
-    """One server session: every script typed, with the ring on or off (`source`: whose code)."""
+    """One server session: every script typed, with the ring on or off.
+
+    `source`: whose code; `options`: more initializationOptions, e.g. {"grammar": False}.
+    """
     cfg.out.mkdir(parents=True, exist_ok=True)
     record = Run(
         config={k: str(v) if isinstance(v, Path) else v for k, v in asdict(cfg).items()},
@@ -630,7 +634,7 @@ async def run(
     proc = await editor.launch(server_argv, log, source)
     sampler = asyncio.ensure_future(_sample(proc, memory, t0, cfg.rss_every_s))
     try:
-        await editor.initialise(cfg.ready_timeout_s, {"ring": ring})
+        await editor.initialise(cfg.ready_timeout_s, {"ring": ring, **(options or {})})
         record.load_seconds = time.perf_counter() - t0
         record.settings = (await editor.stats()).get("config", {})
         pauses = await _type_all(editor, scripts(cfg), cfg, memory, progress)

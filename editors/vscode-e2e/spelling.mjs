@@ -7,6 +7,7 @@
  *
  *   node spelling.mjs --url http://127.0.0.1:PORT/ --file WORKSPACE/doc.md --word zaczoł
  *                     --fix zaczął --out results.json --screenshots DIR [--timeout-s 300]
+ *                     [--prefix vscode-spelling]   (grammar: --word byli --fix były, its own names)
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,7 @@ const { values: opt } = parseArgs({
     screenshots: { type: 'string' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
     'timeout-s': { type: 'string', default: '300' },
+    prefix: { type: 'string', default: 'vscode-spelling' },
   },
 });
 const results = { steps: [] };
@@ -57,7 +59,7 @@ try {
   const hover = page.locator('.monaco-hover-content', { hasText: opt.word }).first();
   await hover.waitFor({ timeout: 20000 });
   step('hover', (await hover.innerText()).replace(/\s+/g, ' ').slice(0, 300));
-  await page.screenshot({ path: join(opt.screenshots, 'vscode-spelling.png') });
+  await page.screenshot({ path: join(opt.screenshots, `${opt.prefix}.png`) });
 
   await page.mouse.click(at.x, at.y);
   await page.keyboard.press('Escape');
@@ -65,7 +67,7 @@ try {
   const menu = page.locator('.action-widget').first();
   await menu.waitFor({ timeout: 20000 });
   step('quick fixes', (await menu.innerText()).replace(/\s+/g, ' ').slice(0, 300));
-  await page.screenshot({ path: join(opt.screenshots, 'vscode-spelling-fixes.png') });
+  await page.screenshot({ path: join(opt.screenshots, `${opt.prefix}-fixes.png`) });
   await page.keyboard.press('Enter');
 
   const lines = editor.locator('.view-lines');
@@ -79,13 +81,13 @@ try {
   if (!text.includes(opt.fix)) throw new Error(`the fix did not write ${opt.fix}: ${text}`);
   step('fixed', text.replace(/\u00a0/g, ' ').split('\n')[0]);
   await page.waitForTimeout(1500); // the diagnostics of the fixed line go away
-  await page.screenshot({ path: join(opt.screenshots, 'vscode-spelling-fixed.png') });
+  await page.screenshot({ path: join(opt.screenshots, `${opt.prefix}-fixed.png`) });
   results.ok = true;
 } catch (e) {
   results.ok = false;
   results.error = e instanceof Error ? e.message : String(e);
   console.log(`FAILED: ${results.error}`);
-  await page.screenshot({ path: join(opt.screenshots, 'vscode-spelling-failed.png') }).catch(() => undefined);
+  await page.screenshot({ path: join(opt.screenshots, `${opt.prefix}-failed.png`) }).catch(() => undefined);
 } finally {
   writeFileSync(opt.out, JSON.stringify(results, null, 2));
   await browser.close();

@@ -47,6 +47,9 @@ export const SERVER_SETTINGS: Readonly<Record<string, unknown>> = {
   spellingModel: true,
   spellingDelayMs: 400,
   spellingWords: [],
+  grammar: true,
+  grammarModel: true,
+  grammarDisabledRules: [],
 };
 
 export type Kind = 'string' | 'number' | 'integer' | 'boolean' | 'strings';
@@ -98,6 +101,9 @@ export const KINDS: Readonly<Record<string, Kind>> = {
   spellingModel: 'boolean',
   spellingDelayMs: 'integer',
   spellingWords: 'strings',
+  grammar: 'boolean',
+  grammarModel: 'boolean',
+  grammarDisabledRules: 'strings',
 };
 
 /** Settings that choose which files the server loads: user settings only in an

@@ -1,0 +1,534 @@
+"""Where neighbouring Polish words cannot agree, by Morfeusz's tags, and which forms would.
+
+Polish marks agreement in the endings: an adjective takes its noun's case, number and gender
+("amerykańska aktorka"), a verb its subject's number, gender and person ("moneta była"), a
+preposition chooses its noun's case ("do schroniska"), a number its noun's case and number
+("21 medali"). Morfeusz 2 (SGJP) gives every reading of every form, so a pair of neighbours
+disagrees when *no* pair of their readings agrees: ambiguity only ever clears a word (a noun
+that may be genitive or nominative is taken as either), never condemns it.
+
+A `Conflict` names the word to change, the relation broken, and the other forms of its lemma
+that would mend it: same class, same lemma, aspect, degree and negation, only case, number,
+gender or person changed, and agreeing with the neighbour. Which of those (if any) the writer
+meant is the model's question (polish/grammar.py); this module only says where to ask.
+
+Relations (each between words with only spaces between them, in one sentence):
+- `adj-noun`: an adjective or participle before or after its noun;
+- `subject-verb`: a nominative noun or pronoun beside a finite verb or a past form;
+- `prep-case`: a preposition and the case of the word after it (the preposition may be the
+  wrong one too: the simple prepositions that take that case are its candidates);
+- `numeral-noun`: a number written in digits and its noun ("21 medale" -> "21 medali");
+- `government`: a verb with no object (its lemma has no passive participle: "jechać"), its
+  subject before it, and a bare nominative/accusative noun after it ("Ona jedzie samochód").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
+
+from polish.morphology import analyse, is_abbreviation, paradigm
+from polish.sentences import ends_sentence
+from polish.words import masked
+
+CASES = frozenset({"nom", "gen", "dat", "acc", "inst", "loc", "voc"})
+NUMBERS = frozenset({"sg", "pl"})
+GENDERS = frozenset({"m1", "m2", "m3", "f", "n", "n1", "n2", "p1", "p2", "p3"})
+PERSONS = frozenset({"pri", "sec", "ter"})
+NOMINAL = frozenset({"subst", "depr", "ger"})
+PRONOUN = frozenset({"ppron12", "ppron3"})
+ADJECTIVAL = frozenset({"adj", "ppas", "pact"})
+FINITE = frozenset({"fin", "praet", "bedzie", "winien"})
+DECLINED = NOMINAL | PRONOUN | ADJECTIVAL | {"num", "siebie"}
+# Readings that cannot begin a noun phrase: a word with one of these may be something else.
+UNDECLINED = frozenset(
+    {"adv", "qub", "part", "conj", "comp", "prep", "interj", "brev", "adja", "adjp", "adjc"}
+)
+RARE = frozenset({"daw.", "arch.", "przest.", "gwar.", "daw._dziś_gwar.", "rzad.", "pot."})
+# The simple prepositions: what a wrong one may have been meant as.
+PREPOSITIONS = (
+    "w", "we", "z", "ze", "na", "do", "od", "o", "po", "przy", "przez", "za", "nad", "pod",
+    "przed", "dla", "bez", "u", "ku", "między", "od", "spod", "znad", "zza", "wśród",
+)  # fmt: skip
+PREP_OPTIONS = 4  # the commonest prepositions that take the case found
+# Verbs that take a nominative or instrumental complement, not an object: "był lekarz".
+COPULAS = frozenset({"być", "zostać", "zostawać", "bywać", "pozostać", "pozostawać", "stać"})
+MONTHS = frozenset(
+    "styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik "
+    "listopad grudzień".split()
+)
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:-[^\W\d_]+)*")
+_STOP = re.compile(r"[.!?…]+[\"'”»)]*(?=\s|$)|\n[ \t]*\n")
+
+
+class Reading(NamedTuple):
+    """One reading of a word: its lemma, class and the features agreement looks at."""
+
+    lemma: str
+    pos: str
+    number: frozenset[str]
+    case: frozenset[str]
+    gender: frozenset[str]
+    person: frozenset[str]
+    rest: tuple[str, ...]  # aspect, degree, negation...: what a candidate keeps
+    tag: str
+
+
+@lru_cache(maxsize=1 << 15)
+def reading(lemma: str, tag: str) -> Reading:
+    """A tag's fields sorted by what they mean (each field may list alternatives: "nom.acc")."""
+    pos, *fields = tag.split(":")
+    sets: dict[str, frozenset[str]] = {}
+    rest = []
+    for field in fields:
+        values = frozenset(field.split("."))
+        for name, known in (
+            ("case", CASES),
+            ("number", NUMBERS),
+            ("gender", GENDERS),
+            ("person", PERSONS),
+        ):
+            if values <= known:
+                sets[name] = values
+                break
+        else:
+            rest.append(field)
+    empty: frozenset[str] = frozenset()
+    return Reading(
+        lemma,
+        pos,
+        sets.get("number", empty),
+        sets.get("case", empty),
+        sets.get("gender", empty),
+        sets.get("person", empty),
+        tuple(rest),
+        tag,
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def readings(word: str) -> tuple[Reading, ...]:
+    """The plausible readings of `word` as one segment (a form with a clitic has none).
+
+    Left out where the word has others: archaic and dialect readings, vocatives, imperatives
+    ("kraj" of "krajać": prose rarely commands), and indeclinable nouns (letter and note names:
+    "te", "do"), which would agree with anything.
+    """
+    interps = analyse(word)
+    end = max((i.end for i in interps), default=0)
+    found = [
+        (reading(i.lemma, i.tag), set(",".join(i.qualifiers).split(",")))
+        for i in interps
+        if i.start == 0 and i.end == end and i.pos not in ("ign", "interp")
+    ]
+    plausible = tuple(
+        r
+        for r, quals in found
+        if not quals & RARE and r.case != {"voc"} and len(r.case) < len(CASES) and r.pos != "impt"
+    )
+    return plausible or tuple(r for r, _ in found)
+
+
+@dataclass(frozen=True)
+class Token:
+    start: int  # code point offsets in the text
+    end: int
+    text: str
+    readings: tuple[Reading, ...]
+    joined: bool  # only spaces since the token before, in the same sentence
+    sentence: int
+    gap: str = ""  # the text since the token before
+
+    def has(self, classes: Iterable[str]) -> bool:
+        wanted = set(classes)
+        return any(r.pos in wanted for r in self.readings)
+
+    def only(self, classes: Iterable[str]) -> bool:
+        wanted = set(classes)
+        return bool(self.readings) and all(r.pos in wanted for r in self.readings)
+
+    def of(self, classes: Iterable[str]) -> list[Reading]:
+        wanted = set(classes)
+        return [r for r in self.readings if r.pos in wanted]
+
+
+def tokens(text: str) -> list[Token]:
+    """The words and numbers of `text` outside code, URLs and markup, with their readings."""
+    spans = masked(text)
+    out: list[Token] = []
+    sentence, previous_end, k = 0, 0, 0
+    for m in _TOKEN.finditer(text):
+        start, end = m.span()
+        while k < len(spans) and spans[k][1] <= start:
+            k += 1
+        if k < len(spans) and spans[k][0] < end:
+            previous_end = max(end, spans[k][1])
+            continue
+        gap = text[previous_end:start]
+        if out and _ends(text, previous_end, gap):
+            sentence += 1
+        joined = bool(out) and out[-1].sentence == sentence and gap != "" and not gap.strip()
+        joined = joined and previous_end == out[-1].end
+        word = m.group()
+        glued = text[end : end + 1] in ("'", "’", ".") and text[end + 1 : end + 2].isalnum()
+        short = text[end : end + 1] == "." and is_abbreviation(word)  # "art. 5", "ok. 600"
+        found = () if word[0].isdigit() or glued or short else readings(word)
+        out.append(Token(start, end, word, found, joined, sentence, gap))
+        previous_end = end
+    return out
+
+
+def _ends(text: str, at: int, gap: str) -> bool:
+    """A sentence ends in `gap` (text from `at`): a full stop that is no abbreviation's."""
+    for m in _STOP.finditer(gap):
+        if m.group().startswith("\n") or ends_sentence(text, at + m.end()):
+            return True
+    return False
+
+
+def agree(a: Reading, b: Reading, features: tuple[str, ...]) -> bool:
+    """Every feature both readings mark shares a value."""
+    for name in features:
+        x, y = getattr(a, name), getattr(b, name)
+        if x and y and not x & y:
+            return False
+    return True
+
+
+NP = ("number", "case", "gender")
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A word that does not agree with its neighbour, and the forms of it that would."""
+
+    index: int  # the token to change
+    relation: str
+    other: int  # the neighbour it disagrees with
+    options: tuple[str, ...]  # forms that agree, as written (capital kept)
+
+
+def _forms(r: Reading, ok) -> list[str]:
+    """Forms of `r`'s lemma in `r`'s class, keeping what is not inflection, that satisfy `ok`."""
+    out = []
+    for orth, tag, quals in paradigm(r.lemma):
+        if set(",".join(quals).split(",")) & RARE:
+            continue
+        other = reading(r.lemma, tag)
+        if other.pos != r.pos or other.rest != r.rest or not ok(other):
+            continue
+        if orth.startswith("nie") and not r.lemma.startswith("nie") and "neg" in other.rest:
+            continue
+        out.append(orth)
+    return out
+
+
+def _cased(form: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return form.upper()
+    return form[:1].upper() + form[1:] if like[:1].isupper() else form
+
+
+def _options(token: Token, readings_: list[Reading], ok) -> tuple[str, ...]:
+    """Other forms of the token's lemmas (in the given readings) that satisfy `ok`."""
+    low = token.text.lower()
+    seen: dict[str, None] = {}
+    for r in readings_:
+        for form in _forms(r, ok):
+            if form.lower() != low:
+                seen.setdefault(_cased(form, token.text), None)
+    return tuple(seen)
+
+
+def conflicts(toks: list[Token]) -> list[Conflict]:
+    """Every disagreement between neighbours in `toks`, with the forms that would mend it."""
+    out: list[Conflict] = []
+    for i, a in enumerate(toks):
+        out += _noun_phrase(toks, i)
+        if i + 1 < len(toks) and toks[i + 1].joined:
+            for check in (_subject_verb, _preposition, _numeral, _government):
+                out += check(toks, i, a, toks[i + 1])
+    return _unique(out)
+
+
+def _unique(found: list[Conflict]) -> list[Conflict]:
+    seen: set[tuple[int, str, tuple[str, ...]]] = set()
+    out = []
+    for c in found:
+        key = (c.index, c.relation, c.options)
+        if c.options and key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _nominal(t: Token) -> list[Reading]:
+    return t.of(NOMINAL)
+
+
+def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
+    """An adjective and its noun (after it, or before it when none follows) that cannot agree.
+
+    No shared case, number and gender; either may be the wrong one ("pewna rolę", "główną
+    zasługa").
+    """
+    a = toks[i]
+    if not _adjective(a, toks, i):
+        return []
+    right = _noun_after(toks, i)
+    left = toks[i - 1] if i > 0 and a.joined and _noun(toks[i - 1], toks, i - 1) else None
+    adjs = a.of({"adj"})
+    if right is None and (not _closes(toks, i) or left and _head_before(toks, i - 1, adjs)):
+        return []  # after a genitive, it may be the noun before's: "język znaczników podobny"
+    nouns = [n for t in (left, right) if t is not None for n in _nominal(t)]
+    if not nouns or any(agree(x, n, NP) for x in adjs for n in nouns):
+        return []
+    head = right if right is not None else left
+    head_at = toks.index(head)
+    heads = _nominal(head)
+    relation = "pronoun-noun" if _pronoun_too(a) else "adj-noun"
+    out = [Conflict(i, relation, head_at, _options(a, adjs, lambda r: _fits(r, heads, NP)))]
+    if head is right and head_at == i + 1:
+        out.append(
+            Conflict(head_at, "adj-noun", i, _options(head, heads, lambda r: _fits(r, adjs, NP)))
+        )
+    return out
+
+
+PRONOMINAL = frozenset({"który", "jaki", "czyj", "co", "kto"})  # head clauses, agree with none
+
+
+def _pronoun_too(t: Token) -> bool:
+    """A form of "ten" that is also the pronoun "to" ("tego", "tym").
+
+    Often no adjective at all: "wymaga tego dobro państwa".
+    """
+    return any(r.pos == "subst" and r.lemma.split(":")[0] == "to" for r in t.readings)
+
+
+def _closes(toks: list[Token], i: int) -> bool:
+    """The word at i ends its phrase.
+
+    Punctuation or the sentence's end follows, or a known word that is no noun (not markup,
+    not a word Morfeusz does not know).
+    """
+    if i + 1 >= len(toks) or toks[i + 1].sentence != toks[i].sentence:
+        return True
+    after = toks[i + 1]
+    if after.joined:
+        return bool(after.readings)
+    return not after.gap.strip(" \t\n,;:–—-)")
+
+
+def _head_before(toks: list[Token], j: int, adjs: list[Reading]) -> bool:
+    """The noun at j is a genitive after a noun (up to 3 words back) the adjective agrees with."""
+    if not any("gen" in n.case for n in _nominal(toks[j])):
+        return False
+    k = j
+    while k > 0 and j - k < 3 and toks[k].joined:
+        k -= 1
+        if any(agree(x, n, NP) for x in adjs for n in _nominal(toks[k])):
+            return True
+    return False
+
+
+def _adjective(t: Token, toks: list[Token], i: int) -> bool:
+    """An adjective, or a noun as well (participles take objects: "kończący wojnę")."""
+    return (
+        t.has({"adj"})
+        and t.only({"adj", "subst", "conj", "adv", "qub"})
+        and not {r.lemma for r in t.readings} & PRONOMINAL
+        and _common(t)
+    )
+
+
+def _common(t: Token) -> bool:
+    """Not a name: lower case, or the first word of a sentence."""
+    return t.text[:1].islower() or t.start == 0 or not t.joined
+
+
+def _noun(t: Token, toks: list[Token], i: int) -> bool:
+    return t.only(NOMINAL) and _common(t)
+
+
+def _noun_after(toks: list[Token], i: int) -> Token | None:
+    """The noun an adjective at `i` stands before, over other adjectives ("nowe polskie auta")."""
+    j = i + 1
+    while j < len(toks) and toks[j].joined and _adjective(toks[j], toks, j):
+        j += 1
+    if j < len(toks) and toks[j].joined and _noun(toks[j], toks, j):
+        return toks[j]
+    return None
+
+
+def _fits(r: Reading, others: list[Reading], features: tuple[str, ...]) -> bool:
+    return any(agree(r, o, features) for o in others)
+
+
+def _person(r: Reading) -> frozenset[str]:
+    """The grammatical person a subject reading gives its verb (nouns: third)."""
+    return r.person or frozenset({"ter"})
+
+
+def _subject_agrees(s: Reading, v: Reading) -> bool:
+    if not agree(s, v, ("number", "gender")):
+        return False
+    if v.pos == "praet":
+        return "ter" in _person(s)  # "ja był": a first person takes the clitic ("byłem")
+    return not v.person or bool(_person(s) & v.person)
+
+
+def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A nominative noun or pronoun right before a finite verb that fits none of its readings."""
+    if not (b.has(FINITE) and b.only(FINITE | {"adj", "subst"}) and a.only(NOMINAL | PRONOUN)):
+        return []
+    subjects = [r for r in a.readings if "nom" in r.case]
+    if not subjects or a.text.lower() in ("to", "co", "ja", "ty", "my", "wy", "pan", "pani"):
+        return []  # "pan myślisz": an honorific with the second person, in older prose
+    if i > 0 and toks[i].joined and toks[i - 1].text.lower() in ("i", "oraz", "lub", "albo"):
+        return []  # a subject of two or more: "Jan i Maria poszli"
+    verbs = b.of(FINITE)
+    if any(_subject_agrees(s, v) for s in subjects for v in verbs):
+        return []
+    if any(agree(s, r, NP) for s in subjects for r in b.of({"adj"})):
+        return []  # an adjective after its noun: "Dzieci małe"
+    if any(r.case & {"dat", "inst", "loc"} for r in a.readings) or not _common(a):
+        return []  # "We Lwowie odbyła się"
+    if any(r.case - {"nom", "voc"} for r in a.readings):
+        lemmas = {v.lemma for v in verbs}
+        if any(_transitive(lemma) for lemma in lemmas) and any("acc" in r.case for r in a.readings):
+            return []  # an object before its verb: "Dom kupili sąsiedzi"
+        if any("gen" in r.case for r in a.readings) and any(
+            v.number == {"sg"} and (v.gender <= {"n"} or v.pos == "fin") for v in verbs
+        ):
+            return []  # a genitive subject: "Dzieci było wiele"
+    return [
+        Conflict(
+            i + 1,
+            "subject-verb",
+            i,
+            _options(b, verbs, lambda r: any(_subject_agrees(s, r) for s in subjects)),
+        )
+    ]
+
+
+@lru_cache(maxsize=1 << 12)
+def _transitive(lemma: str) -> bool:
+    """The verb takes an accusative object: SGJP gives it a passive participle."""
+    return any(tag.startswith("ppas") for _, tag, _ in paradigm(lemma))
+
+
+def _preposition(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A preposition and what follows it in a case it does not take.
+
+    What follows: a noun, or adjectives and their noun ("do schronisko", "w kolejnych
+    wyborów"). The preposition may be the wrong word instead ("na wojskami"): the simple ones
+    that take the case found are its options.
+    """
+    preps = a.of({"prep"})
+    if not preps or not b.only(DECLINED) or not a.only({"prep"}) and a.text.lower() != "na":
+        return []
+    cases = frozenset().union(*(p.case for p in preps))
+    head, found = _phrase(toks, i + 1)
+    if head is None or found & cases:
+        return []
+    target = toks[head]
+    declined = list(target.readings)
+    adjs = [r for t in toks[i + 1 : head] for r in t.of({"adj"})]
+
+    def mends(r: Reading) -> bool:
+        return bool(r.case & cases) and (not adjs or _fits(r, adjs, ("number", "gender")))
+
+    others = tuple(
+        _cased(p, a.text)
+        for p in dict.fromkeys(PREPOSITIONS)
+        if p != a.text.lower() and _prep_cases(p) & found
+    )[:PREP_OPTIONS]
+    return [
+        Conflict(head, "prep-case", i, _options(target, declined, mends)),
+        Conflict(i, "prep-choice", head, others),
+    ]
+
+
+def _phrase(toks: list[Token], j: int) -> tuple[int | None, frozenset[str]]:
+    """The word a preposition at j-1 governs, and the cases its phrase can be in.
+
+    The noun after any adjectives, or the word at j; no cases: none, or the words disagree.
+    """
+    k = j
+    while k < len(toks) and toks[k].joined and _adjective(toks[k], toks, k):
+        k += 1
+    if k > j and k < len(toks) and toks[k].joined and _noun(toks[k], toks, k):
+        adjs = [r for t in toks[j:k] for r in t.of({"adj"})]
+        nouns = _nominal(toks[k])
+        pairs = [(x, n) for x in adjs for n in nouns if agree(x, n, NP)]
+        if not pairs:
+            return None, frozenset()  # the phrase itself disagrees: adj-noun's question
+        return k, frozenset().union(*(x.case & n.case for x, n in pairs))
+    t = toks[j]
+    if any(not r.case for r in t.readings):
+        return None, frozenset()
+    return j, frozenset().union(*(r.case for r in t.readings))
+
+
+def _same_slot(r: Reading, originals: list[Reading]) -> bool:
+    """Same number and gender as one of the word's readings: only the case changes."""
+    return any(agree(r, o, ("number", "gender")) for o in originals)
+
+
+@lru_cache(maxsize=64)
+def _prep_cases(word: str) -> frozenset[str]:
+    return frozenset().union(*(r.case for r in readings(word) if r.pos == "prep"))
+
+
+def _numeral(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A count in digits (up to 3) and a noun in the nominative or accusative it cannot take."""
+    if not a.text.isdigit() or len(a.text) > 3 or b.text[:1].isupper():
+        return []
+    nouns = b.of(NOMINAL)
+    if not nouns or not b.only(NOMINAL) or any(n.lemma in MONTHS for n in nouns):
+        return []
+    if i > 0 and toks[i].joined and toks[i - 1].has(NOMINAL | {"brev"}):
+        return []  # a label, not a count: "art. 5 ustawy", "rozdział 3"
+    if any(n.case - {"nom", "acc", "voc"} for n in nouns):
+        return []
+    n = int(a.text)
+    if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14):
+        return []  # "3 medale", "24 osoby"
+    if n < 2 or any("pl" not in r.number for r in nouns):
+        return []  # a singular after a number is an ordinal as often: "21 rok życia"
+    ok = lambda r: "pl" in r.number and "gen" in r.case  # noqa: E731
+    return [Conflict(i + 1, "numeral-noun", i, _options(b, nouns, ok))]
+
+
+def _government(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A verb that takes no object, its subject before it, and a bare noun after it.
+
+    The noun in the nominative or accusative: "Ona jedzie samochód" (-> "samochodem").
+    """
+    if i == 0 or not toks[i].joined or not a.only({"fin", "praet"}) or not b.only(NOMINAL):
+        return []
+    subject = toks[i - 1]
+    verbs = a.of({"fin", "praet"})
+    if any(v.lemma in COPULAS or _transitive(v.lemma) for v in verbs):
+        return []
+    subjects = [r for r in subject.readings if "nom" in r.case and r.pos in NOMINAL | PRONOUN]
+    if not subject.only(NOMINAL | PRONOUN) or not subjects:
+        return []
+    if not any(_subject_agrees(s, v) for s in subjects for v in verbs):
+        return []
+    nouns = b.of(NOMINAL)
+    if any(n.case - {"nom", "acc", "voc"} for n in nouns) or b.text[:1].isupper():
+        return []
+    oblique = {"dat", "inst"}  # a genitive object goes with a transitive verb ("szukać")
+    return [
+        Conflict(
+            i + 1,
+            "government",
+            i,
+            _options(b, nouns, lambda r: bool(r.case & oblique) and _same_slot(r, nouns)),
+        )
+    ]

@@ -1,0 +1,283 @@
+"""Polish grammar rules that are certain and cheap: no model, a few dictionary look-ups.
+
+Each rule is a function `(text, tokens) -> [Finding]`, named for the diagnostic code a writer
+can turn off (`grammarDisabledRules`):
+
+- `nie-razem`: "nie" is written together with adjectives, adjectival participles and
+  gerunds ("nie łączenie" -> "niełączenie", "nie dobry" -> "niedobry"), unless a contrast
+  follows ("nie dobry, lecz zły");
+- `nie-osobno`: and apart from verbs ("niewiem" -> "nie wiem");
+- `w-we`, `z-ze`: "we" before w/f and a consonant ("w współczesnej" -> "we współczesnej"),
+  "ze" before s/z/ś/ź/ż/sz and a consonant, or "mną" ("z szkoły" -> "ze szkoły"), and the short
+  form before a vowel ("we Anglii" -> "w Anglii");
+- `przecinek`: a comma before "że", "który" (any form), "ale", "lecz" and a "więc" that opens
+  a clause, where the word before cannot join them ("mimo że", "w którym", "i który");
+- `data`: a day's number and its month in the genitive ("20 luty 1981" -> "20 lutego 1981");
+- `tę-tą`: the accusative of "ta" is "tę" ("na tą podprzestrzeń" -> "na tę podprzestrzeń").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from polish.agreement import MONTHS, Reading, Token, readings
+from polish.lexicon import polish_zipf
+from polish.morphology import analyse, is_known, paradigm
+from polish.spelling import Finding
+
+Rule = Callable[[str, list[Token]], list[Finding]]
+VOWELS = set("aąeęioóuyAĄEĘIOÓUY")
+CONSONANTS = set("bcćdfghjklłmnńprsśtwzźżBCĆDFGHJKLŁMNŃPRSŚTWZŹŻ")
+# Determiners and numerals: "nie taki", "nie jeden", "nie każdy" stay apart.
+DETERMINERS = frozenset(
+    "ten taki tamten ów każdy wszelki żaden jeden sam swój mój twój nasz wasz inny "
+    "który jaki czyj wszystek pierwszy drugi".split()
+)
+CONTRAST = re.compile(r"^[^.!?;]*?,\s*(?:lecz|ale|tylko|a)\b", re.IGNORECASE)
+JOINED_ZIPF = 2.0  # an adjective with "nie" this common written together: "niedobry"
+# Words before "że" that make one conjunction with it: the comma goes before them.
+ZE_PARTNERS = frozenset(
+    "mimo pomimo chyba tyle zwłaszcza tym dlatego tak toteż przy bo czy i oraz lub albo ani "
+    "a tylko już jako to że by aż pewnie nawet także również też".split()
+)
+# Before a form of "który": a preposition or conjunction joins it, "mało który" is no clause.
+KTORY_PARTNERS = frozenset("i oraz lub albo ani czy a bądź mało rzadko lada byle co".split())
+CLAUSE_VERBS = frozenset({"fin", "praet", "bedzie", "impt", "winien", "pred"})
+
+
+def _finding(token: Token, fix: str, rule: str) -> Finding:
+    return Finding(token.start, token.end, token.text, (fix,), rule, kind="grammar")
+
+
+def _span(text: str, start: int, end: int, fix: str, rule: str) -> Finding:
+    return Finding(start, end, text[start:end], (fix,), rule, kind="grammar")
+
+
+def _next(tokens: list[Token], i: int) -> Token | None:
+    return tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].joined else None
+
+
+# -- nie ---------------------------------------------------------------------------------------
+def _negated(word: str) -> bool:
+    """Whether "nie" + `word` is one word Polish writes together.
+
+    A gerund, an adjectival participle, or a common adjective ("niedobry"); not a determiner
+    ("nie taki").
+    """
+    joined = "nie" + word.lower()
+    found = readings(joined)
+    if not found or not is_known(joined):
+        return False
+    base = readings(word)
+    if any(r.pos in CLAUSE_VERBS | {"inf"} for r in base):
+        return False  # "nie być": a verb, apart
+    if any(r.pos in ("ger", "pact", "ppas") and "neg" in r.rest for r in found):
+        return any(r.pos in ("ger", "pact", "ppas") for r in base)
+    adjs = [r for r in base if r.pos == "adj" and "pos" in r.rest]
+    if not adjs or any(r.lemma.split(":")[0] in DETERMINERS for r in base):
+        return False
+    if any(r.pos not in ("adj", "subst") for r in base):
+        return False  # "nie było", "nie ma": a verb reading too
+    return polish_zipf(joined) >= JOINED_ZIPF
+
+
+def nie_razem(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "nie dobry" -> "niedobry"; left alone before a contrast ("nie dobry, lecz zły")."""
+    out = []
+    for i, t in enumerate(tokens):
+        after = _next(tokens, i)
+        if t.text.lower() != "nie" or after is None or not _negated(after.text):
+            continue
+        if CONTRAST.match(text[after.end :]):
+            continue
+        joined = t.text + after.text.lower() if t.text[0].isupper() else "nie" + after.text
+        out.append(_span(text, t.start, after.end, joined, "nie-razem"))
+    return out
+
+
+def _verb(word: str) -> bool:
+    return any(r.pos in CLAUSE_VERBS | {"inf"} for r in readings(word))
+
+
+def nie_osobno(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "niewiem" -> "nie wiem": "nie" glued to a verb, where no such word exists."""
+    out = []
+    for t in tokens:
+        low = t.text.lower()
+        if not low.startswith("nie") or len(low) < 5 or t.text[1:].lower() != t.text[1:]:
+            continue
+        rest = t.text[3:]
+        if _plausibly_known(t.text) or not _verb(rest) or not is_known(rest):
+            continue
+        out.append(_finding(t, f"{t.text[:3]} {rest}", "nie-osobno"))
+    return out
+
+
+def _plausibly_known(word: str) -> bool:
+    """Morfeusz knows `word` other than as a rare name ("Niewiem", a surname)."""
+    return any(not r.lemma[:1].isupper() for r in readings(word)) or (
+        is_known(word) and word[:1].isupper()
+    )
+
+
+# -- w/we, z/ze --------------------------------------------------------------------------------
+def _sounds(word: str) -> list[str]:
+    """The first two sounds of `word`, digraphs as one ("szkoła" -> ["sz", "k"])."""
+    out, i = [], 0
+    low = word.lower()
+    while i < len(low) and len(out) < 2:
+        pair = low[i : i + 2]
+        step = 2 if pair in ("sz", "cz", "rz", "ch", "dz", "dź", "dż") else 1
+        out.append(low[i : i + step])
+        i += step
+    return out
+
+
+def _consonant(sound: str) -> bool:
+    return bool(sound) and sound[0] in CONSONANTS
+
+
+def vowel_forms(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "w współczesnej" -> "we współczesnej", "z szkoły" -> "ze szkoły", "we" -> "w"."""
+    out = []
+    for i, t in enumerate(tokens):
+        after = _next(tokens, i)
+        low = t.text.lower()
+        if low not in ("w", "we", "z", "ze") or after is None or after.text[0].isdigit():
+            continue
+        if after.text.isupper() or after.has({"prep"}):
+            continue  # an acronym is read by its letters ("z ZWZ"); "z zza" is another error
+        if not any(r.pos == "prep" for r in readings(low)):
+            continue
+        sounds = _sounds(after.text)
+        second = sounds[1] if len(sounds) > 1 else ""
+        if low == "w" and sounds[0] in ("w", "f") and _consonant(second):
+            fix = "we"
+        elif low == "z" and (
+            sounds[0] in ("s", "z", "ś", "ź", "ż", "sz")
+            and _consonant(second)
+            or after.text.lower() == "mną"
+        ):
+            fix = "ze"
+        elif low in ("we", "ze") and after.text[0] in VOWELS:
+            fix = low[0]
+        else:
+            continue
+        fix = fix.capitalize() if t.text[0].isupper() else fix
+        out.append(_finding(t, fix, "w-we" if low[0] == "w" else "z-ze"))
+    return out
+
+
+# -- commas ------------------------------------------------------------------------------------
+def _needs_comma(text: str, tokens: list[Token], i: int) -> bool:
+    """Nothing but spaces between tokens[i-1] and tokens[i], in one sentence."""
+    return i > 0 and tokens[i].joined and text[tokens[i - 1].end : tokens[i].start] == " "
+
+
+def _clause_verb(t: Token) -> bool:
+    """A finite verb ("poszedłem": a past form and its clitic), and nothing else."""
+    first = [i for i in analyse(t.text) if i.start == 0]
+    return any(i.pos in CLAUSE_VERBS for i in first) and not any(
+        i.pos in ("subst", "adj") for i in first
+    )
+
+
+def _ktory(t: Token) -> bool:
+    return t.text.lower().startswith("któr") and any(r.lemma == "który" for r in t.readings)
+
+
+def commas(text: str, tokens: list[Token]) -> list[Finding]:
+    """A comma before "że", "który", "ale", "lecz", and "więc" between two clauses."""
+    out = []
+    for i, t in enumerate(tokens):
+        low = t.text.lower()
+        if not _needs_comma(text, tokens, i) or not t.text[0].islower():
+            continue
+        before = tokens[i - 1]
+        prev = before.text.lower()
+        if low == "że" and prev not in ZE_PARTNERS and not before.has({"prep"}):
+            pass
+        elif _ktory(t) and prev not in KTORY_PARTNERS and not _governed(tokens, i):
+            pass
+        elif low in ("ale", "lecz") and prev not in ZE_PARTNERS and not before.has({"conj"}):
+            if low == "lecz" and (after := _next(tokens, i)) is not None and after.text == "się":
+                continue  # "lecz się": the imperative of "leczyć"
+        elif (
+            low == "więc" and prev not in ("tak", "a", "i", "oraz") and _between_clauses(tokens, i)
+        ):
+            pass
+        else:
+            continue
+        out.append(_span(text, before.end, t.end, f", {t.text}", "przecinek"))
+    return out
+
+
+def _governed(tokens: list[Token], i: int) -> bool:
+    """A preposition (or a noun after one: "w wyniku którego") takes the form of "który"."""
+    before = tokens[i - 1]
+    if before.has({"prep"}):
+        return True
+    two = tokens[i - 2] if i > 1 and before.joined else None
+    return two is not None and two.has({"prep"}) and before.has({"subst"})
+
+
+def _between_clauses(tokens: list[Token], i: int) -> bool:
+    """A finite verb before "więc" in its sentence and one after it, up to the punctuation."""
+    sentence = tokens[i].sentence
+    before = [t for t in tokens[:i] if t.sentence == sentence]
+    after = []
+    for t in tokens[i + 1 :]:
+        if not t.joined:
+            break
+        after.append(t)
+    if not before or not _clause_verb(tokens[i - 1]) and not any(map(_clause_verb, before)):
+        return False
+    return any(map(_clause_verb, after)) and not _clause_verb(tokens[i - 1])
+
+
+# -- dates, tę/tą ------------------------------------------------------------------------------
+def _genitive(month: Reading) -> str | None:
+    for orth, tag, _ in paradigm(month.lemma):
+        if tag.startswith("subst:sg:gen"):
+            return orth
+    return None
+
+
+def dates(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "20 luty 1981" -> "20 lutego 1981": a day of the month takes the month's genitive."""
+    out = []
+    for i, t in enumerate(tokens):
+        after = _next(tokens, i)
+        if not t.text.isdigit() or not 1 <= int(t.text) <= 31 or after is None:
+            continue
+        months = [r for r in after.readings if r.lemma.split(":")[0] in MONTHS]
+        if not months or any("gen" in r.case for r in months):
+            continue
+        nominative = [r for r in months if r.pos == "subst" and "nom" in r.case]
+        fix = _genitive(nominative[0]) if nominative else None
+        if fix:
+            out.append(_finding(after, fix if after.text.islower() else fix.capitalize(), "data"))
+    return out
+
+
+def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "na tą podprzestrzeń" -> "na tę": "tą" with an accusative noun, no instrumental."""
+    out = []
+    for i, t in enumerate(tokens):
+        if t.text.lower() != "tą":
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].joined and tokens[j].has({"adj"}):
+            j += 1
+        noun = tokens[j] if j < len(tokens) and tokens[j].joined else None
+        if noun is None or not noun.only({"subst"}):
+            continue
+        cases = [r.case for r in noun.readings if "sg" in r.number and "f" in r.gender]
+        if any("acc" in c for c in cases) and not any("inst" in c for c in cases):
+            out.append(_finding(t, "Tę" if t.text[0].isupper() else "tę", "tę-tą"))
+    return out
+
+
+RULES: tuple[Rule, ...] = (nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta)
+NAMES = ("nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą")

@@ -1,0 +1,212 @@
+"""Polish grammar: the certain rules, agreement by Morfeusz's tags, the model's comparison.
+
+Sentences are real: short quotes of Polish Wikipedia writers' errors (PlEWi, the development
+set) or sentences written for the test; Morfeusz 2 (SGJP) is real, the comparison's arithmetic
+runs on a tiny backend, and the model's verdicts on the embedded Gemma-3-270M (slow).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from decoder.config import ConfigError
+from decoder.scoring import compare, score
+from lsp_server.grammar import merged
+from lsp_server.settings import GRAMMAR_CODES, ServerOptions
+from polish import grammar, rules, spelling
+from polish.agreement import conflicts, tokens
+from tests.tiny_backend import TinyBackend
+
+
+def fixes(text: str) -> dict[str, tuple[str, str]]:
+    """The certain rules' findings: flagged text -> (first fix, rule)."""
+    found, _ = grammar.check(text)
+    return {text[f.start : f.end]: (f.suggestions[0], f.reason) for f in found}
+
+
+def asked(text: str) -> dict[str, tuple[str, ...]]:
+    """The words agreement questions, with the forms the model is asked to weigh."""
+    return {text[c_start:c_end]: opts for c_start, c_end, opts in _conflicts(text)}
+
+
+def _conflicts(text: str):
+    toks = tokens(text)
+    return [(toks[c.index].start, toks[c.index].end, c.options) for c in conflicts(toks)]
+
+
+# -- the certain rules -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "flagged", "fix", "rule"),
+    [
+        # PlEWi: "Incompatibilitas - zasada nie łączenie pewnych stanowisk państwowych."
+        ("zasada nie łączenia pewnych stanowisk", "nie łączenia", "niełączenia", "nie-razem"),
+        (
+            "Decyzja Rokity, nie skonsultowana z władzami.",
+            "nie skonsultowana",
+            "nieskonsultowana",
+            "nie-razem",
+        ),  # noqa: E501
+        ("To był nie dobry pomysł.", "nie dobry", "niedobry", "nie-razem"),
+        ("Tego jeszcze niewiem na pewno.", "niewiem", "nie wiem", "nie-osobno"),
+        # PlEWi: "Zasada nie łączenia pewnych stanowisk obowiązuje też w współczesnej Polsce."
+        ("obowiązuje też w współczesnej Polsce", "w", "we", "w-we"),
+        ("Mieszka we Anglii od lat.", "we", "w", "w-we"),
+        # PlEWi: "porażki w starciach z świetnie wyszkoloną i wyposażoną armią"
+        ("w starciach z świetnie wyszkoloną armią", "z", "ze", "z-ze"),
+        ("Wrócił z szkoły późno.", "z", "ze", "z-ze"),
+        ("Poszedł z mną do kina.", "z", "ze", "z-ze"),
+        # PlEWi: "Jan Rokita powiedział że Andrzej Lepper spotykał się"
+        ("Jan Rokita powiedział że Andrzej Lepper", " że", ", że", "przecinek"),
+        # PlEWi: "pojawili się ludzie którzy dążyli do jego całkowitego"
+        ("pojawili się ludzie którzy dążyli", " którzy", ", którzy", "przecinek"),
+        ("Chciał przyjść ale nie mógł.", " ale", ", ale", "przecinek"),
+        ("Nie był tchórzem lecz rozsądnym człowiekiem.", " lecz", ", lecz", "przecinek"),
+        ("Byłem zmęczony więc poszedłem spać.", " więc", ", więc", "przecinek"),
+        # PlEWi: "7 MUTE 013 wydany 20 luty 1981", "20 listopad – w Bronowicach"
+        ("wydany 20 luty 1981", "luty", "lutego", "data"),
+        ("20 listopad – w Bronowicach miał miejsce ślub", "listopad", "listopada", "data"),
+        # PlEWi: "można go powiązać ... z operatorem rzutowania na tą podprzestrzeń"
+        ("z operatorem rzutowania na tą podprzestrzeń", "tą", "tę", "tę-tą"),
+        ("Tą pierwszą armię pokonał generał.", "Tą", "Tę", "tę-tą"),
+    ],
+)
+def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
+    assert fixes(text)[flagged] == (fix, rule)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nie taki diabeł straszny, jak go malują.",  # a determiner stays apart
+        "To był nie dobry, lecz zły pomysł.",  # a contrast keeps "nie" apart
+        "Nie wiem, czy przyjdzie.",
+        "Nienawidzę poniedziałków.",  # a verb written with nie
+        "We wtorek idziemy ze szkołą we dwoje do kina z Anną.",
+        "Wrócił z zewnątrz, ze łzami w oczach, z ZWZ.",
+        "Mimo że padało, wyszedł. Wiem, że to prawda. Dom, w którym mieszkam, jest stary.",
+        "W skład którego wchodzą trzy osoby. Mało który student to wie.",
+        "Poszedł więc do domu. Tak więc skończyliśmy.",
+        "Urodził się 20 lutego 1981 roku, a zmarł 3 maja.",
+        "Bawił się tą piłką przez godzinę.",  # "tą" with an instrumental
+    ],
+)
+def test_certain_rules_leave_correct_sentences_alone(text):
+    assert fixes(text) == {}
+
+
+def test_rule_codes_are_the_settings_codes():
+    assert set(GRAMMAR_CODES) == {"model", *rules.NAMES}
+    assert ServerOptions(grammar_disabled_rules=("przecinek",)).grammar_disabled_rules
+    with pytest.raises(ConfigError, match="unknown rule 'comma'"):
+        ServerOptions(grammar_disabled_rules=("comma",))
+
+
+def test_a_rule_switched_off_is_not_reported():
+    found, _ = grammar.check("Jan powiedział że przyjdzie.", ("przecinek",))
+    assert found == []
+
+
+# -- agreement ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "word", "option"),
+    [
+        ("Nowa moneta był bita i okrągła.", "był", "była"),  # PlEWi, subject-verb
+        ("Dzieci byli niegrzeczne.", "byli", "były"),  # LanguageTool #4056
+        ("On poszła do szkoły.", "poszła", "poszedł"),  # #4056
+        ("Ona jedzie samochód.", "samochód", "samochodem"),  # #4056: a verb with no object
+        ("Kathryn Grayson, amerykański aktorka.", "amerykański", "amerykańska"),  # PlEWi
+        ("pochodzący z tym ziem", "tym", "tych"),
+        ("Nie był to kraj suwerennym.", "suwerennym", "suwerenny"),
+        ("Łącznie zdobył 21 medale Drużynowych Mistrzostw", "medale", "medali"),  # PlEWi
+        ("żółty - do schronisko PTTK przy Morskim Oku", "schronisko", "schroniska"),  # PlEWi
+        ("Nie uzyskał reelekcji w kolejnych wyborów.", "wyborów", "wyborach"),  # PlEWi
+        ("zwycięstwo brytyjskie na wojskami emirów", "na", "nad"),  # PlEWi: the preposition
+    ],
+)
+def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
+    assert option in asked(text)[word]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nowa moneta była bita i okrągła.",
+        "Dzieci były niegrzeczne, a on poszedł do szkoły samochodem.",
+        "Pokój westfalski kończący wojnę trzydziestoletnią.",  # a participle and its object
+        "Daje dzieciom nowe zabawki.",  # the adjective belongs to the next noun
+        "Jan i Maria poszli do kina.",  # two subjects
+        "Dom kupili sąsiedzi, a dzieci było wiele.",  # an object first; a genitive subject
+        "Ukończyli 21 rok życia i zdobyli 5 medali.",
+        "W art. 5 ustawy o ochronie konkurencji.",
+        "Kodeks karny Królestwa Polskiego obowiązywał długo.",
+        "Na dole twojego *.htconfig.php* znajduje się kilka linii.",  # markup after the word
+        "bycie stygmatem seksualnej perwesji",  # PlEWi: an unknown word after the adjective
+    ],
+)
+def test_words_that_agree_are_not_asked_about(text):
+    assert asked(text) == {}
+
+
+# -- the model's comparison ---------------------------------------------------------------------
+def test_compare_gives_each_options_gain_over_the_original_sentence():
+    backend = TinyBackend(seed=7)
+    text = "Ala ma kota i psa."
+    edits = [(0, 7, 11, len(text), ("kot", "koty")), (0, 0, 3, len(text), ("Ola",))]
+    got = compare(backend, text, edits)
+    for (left, start, end, right, options), gains in zip(edits, got, strict=True):
+        after = text[end:right]
+        base = score(
+            backend, text[left:start], [text[start:end] + after, *(o + after for o in options)]
+        )
+        for gain, full in zip(gains, base[1:], strict=True):
+            assert gain == pytest.approx(full - base[0], abs=1e-3)
+
+
+def test_compare_skips_options_that_cannot_reach_the_floor():
+    backend = TinyBackend(seed=7)
+    text = "Ala ma kota i psa."
+    edits = [(0, 7, 11, len(text), ("kot", "koty", "kotem"))]
+    full = compare(backend, text, edits)[0]
+    floor = sorted(full)[1]  # between the options: at least the best is read
+    pruned = compare(backend, text, edits, floor)[0]
+    for exact, got in zip(full, pruned, strict=True):
+        assert got is None and exact < floor or got == pytest.approx(exact, abs=1e-3)
+    assert max(g for g in pruned if g is not None) == pytest.approx(max(full), abs=1e-3)
+
+
+def test_decisions_keep_one_finding_per_pair_and_forms_past_the_margin():
+    q = grammar.Question(0, 3, "był", ("była", "było"), "subject-verb", (0, 4), 0, 10)
+    other = grammar.Question(4, 7, "moneta", ("monety",), "subject-verb", (0, 4), 0, 10)
+    margin = grammar.MARGIN["subject-verb"]
+    found = grammar.decide([q, other], [[margin + 3.0, margin - 1.0], [margin + 1.0]])
+    assert [(f.word, f.suggestions, f.kind, f.reason) for f in found] == [
+        ("był", ("była",), "grammar", "model")
+    ]
+
+
+def test_a_grammar_rule_takes_the_place_of_a_spelling_finding_on_the_same_words():
+    text = "Tego jeszcze niewiem."
+    found, _ = grammar.check(text)
+    both = merged(spelling.questioned(spelling.check(text)), found)
+    assert [(f.word, f.kind, f.reason) for f in both] == [("niewiem", "grammar", "nie-osobno")]
+
+
+@pytest.mark.slow
+def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
+    from decoder.config import Settings
+    from decoder.pipeline import load_scorer
+
+    engine = load_scorer(Settings(), progress=False)
+    expected = {
+        "Dzieci byli niegrzeczne.": ("byli", "były"),
+        "On poszła do szkoły.": ("poszła", "poszedł"),
+        "Ona jedzie samochód.": ("samochód", "samochodem"),
+        "Nowa moneta był bita i okrągła.": ("był", "była"),
+    }
+    for text, (word, fix) in expected.items():
+        found, questions = grammar.check(text)
+        found += grammar.ask(text, questions, engine.compare)
+        assert [(f.word, f.suggestions[0]) for f in found] == [(word, fix)], text
+    for text in ("Dzieci były niegrzeczne.", "Ona poszła do szkoły.", "Ona jedzie samochodem."):
+        found, questions = grammar.check(text)
+        assert found + grammar.ask(text, questions, engine.compare) == []
