@@ -28,10 +28,12 @@ import shutil
 import subprocess
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
+from app.bench import spelling_real as real
 from app.bench.machine import describe as describe_machine
 from app.bench.machine import load_average
 from app.bench.report import table, write_report
@@ -200,6 +202,7 @@ class Hunspell:
             [binary, "-a", "-d", dictionary],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # iconv's complaints about letters pl_PL cannot spell
             text=True,
             encoding="utf-8",
             bufsize=1,
@@ -468,7 +471,137 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _checkers(settings: Settings, model: bool) -> dict[str, Callable[[], Callable]]:
+    """Each checker's start-up, returning its `check(text) -> flags`: hunspell-pl, then ours."""
+
+    def hunspell():
+        return Hunspell().check
+
+    def dictionary():
+        lexicon.load()
+        return lambda text: spelling.questioned(spelling.check(text))
+
+    def ranked():
+        from decoder.pipeline import load_scorer
+
+        lexicon.load()
+        score = load_scorer(settings, progress=False).score
+        return lambda text: spelling.rank(text, spelling.check(text), score)
+
+    out = {"hunspell-pl": hunspell, "bielik-lsp (dictionary)": dictionary}
+    if model:
+        out[f"bielik-lsp ({settings.target})"] = ranked
+    return out
+
+
+def run_real(settings: Settings, args: argparse.Namespace) -> str:
+    """Real writers' errors from a PlEWi-format file (app/bench/spelling_real.py)."""
+    split = args.split or "all"
+    sentences = real.load(args.data, split)
+    results = {}
+    for name, start in _checkers(settings, args.model).items():
+        began = time.perf_counter()
+        check = start()
+        startup = time.perf_counter() - began
+        result = real.measure(sentences, check, count_words)
+        result["seconds"] += startup
+        results[name] = result
+    errors = sum(len(s.errors) for s in sentences)
+    header = (
+        f"# Polish spelling on real writers' errors: bielik-lsp against hunspell-pl\n\n"
+        f"{args.data} ({split} split: {'even' if split == 'train' else 'odd'} lines"
+        f"{'' if split != 'all' else ' and even'}), {len(sentences)} sentences, {errors} errors "
+        f"located, {results['hunspell-pl']['nonword']} of them non-words. Each sentence checked "
+        f"as written and as corrected. Machine: {describe_machine()}; load average "
+        f"{load_average()} at the end.\n\nCommand: `{args.command_line}`"
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = real_report(results, header)
+    write_report(out, "spelling-real", text, {"results": results})
+    real_plot(results, out / "spelling-real.png")
+    return text
+
+
+def real_report(results: dict, header: str) -> str:
+    rows = [
+        [
+            name,
+            f"{r['recall']:.1%}",
+            f"{r['capitals_recall']:.0%} of {r['capitals']}",
+            f"{r['top1']:.1%}",
+            f"{r['top3']:.1%}",
+            f"{r['flags_per_1000']:.1f}",
+            f"{r['corrections_flagged']:.1%}",
+            f"{r['seconds']:.1f}",
+        ]
+        for name, r in results.items()
+    ]
+    main = table(
+        [
+            "checker",
+            "non-words flagged",
+            "case non-words flagged",
+            "first suggestion right",
+            "top-3",
+            "flags / 1,000 clean words",
+            "corrected words flagged",
+            "time, s",
+        ],
+        rows,
+    )
+    parts = [header, main]
+    for axis in ("type", "category"):
+        counts = next(iter(results.values()))["counts_by"][axis]
+        labels = sorted(counts, key=lambda k: -counts[k])
+        parts.append(f"Errors flagged by {axis} (n: errors of that {axis}):")
+        parts.append(
+            table(
+                [axis, "n", *results],
+                [
+                    [
+                        k,
+                        str(counts[k]),
+                        *(f"{r['recall_by'][axis][k]:.0%}" for r in results.values()),
+                    ]
+                    for k in labels
+                ],
+            )
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def real_plot(results: dict, path: Path) -> None:
+    """Non-words flagged, first suggestion right, and false alarms: one colour per checker."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    colours = [f"C{i}" for i in range(len(names))]
+    panels = (
+        ("recall", "non-word errors flagged, %", 100),
+        ("top1", "first suggestion right, %", 100),
+        ("flags_per_1000", "flags per 1,000 clean words", 1),
+        ("seconds", "time, s", 1),
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=(14, 4.2))
+    for ax, (key, label, scale) in zip(axes, panels, strict=True):
+        ax.bar(range(len(names)), [results[n][key] * scale for n in names], color=colours)
+        ax.set_xticks([])
+        ax.set_title(label, fontsize=10)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours]
+    fig.legend(handles, names, loc="lower center", ncol=len(names))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def run(settings: Settings, args: argparse.Namespace) -> str:
+    if args.data and Path(args.data).is_file():
+        return run_real(settings, args)
+    args.split = args.split or "test"
     rng = random.Random(args.seed)
     items = corpus(args.split, args.data)
     if not items:
