@@ -228,3 +228,34 @@ def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
     }
     assert check(str(good)).returncode == 0
     assert check(str(tmp_path / "missing.md")).returncode == 2
+
+
+def test_the_real_error_bench_places_errors_and_scores_a_checker(tmp_path):
+    """PlEWi's format: errors by word index in both texts (a comma taken out shifts the rest)."""
+    import json
+
+    from app.bench import spelling_real as real
+    from app.bench.spelling import count_words
+    from decoder.config import ConfigError
+
+    row = {
+        "text": "Wczoraj zaczoł padać , a sie nie.",
+        "new_text": "Wczoraj zaczął padać, a się nie.",
+        "errors": [
+            {"error": "zaczoł", "correction": "zaczął", "position": 1, "type": "nonword"},
+            {"error": ",", "correction": "", "position": 3, "type": "", "category": "x"},
+            {"error": "sie", "correction": "się", "position": 5, "type": "nonword"},
+        ],
+    }
+    path = tmp_path / "errors.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    (s,) = real.load(str(path), "train")
+    spans = [(s.text[e.start : e.end], s.clean[e.clean_start : e.clean_end]) for e in s.errors]
+    assert spans == [("zaczoł", "zaczął"), ("sie", "się")]  # the comma is no word to spell
+    check = lambda text: spelling.questioned(spelling.check(text))  # noqa: E731
+    r = real.score([s], *real.run_checker([s], check)[:2], count_words)
+    assert (r["nonword"], r["recall"], r["top1"], r["clean_flags"]) == (2, 1.0, 1.0, 0)
+    assert r["corrections_flagged"] == 0.0 and r["recall_by"]["type"]["nonword"] == 1.0
+    path.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 1"):
+        real.load(str(path), "all")

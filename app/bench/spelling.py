@@ -498,14 +498,16 @@ def run_real(settings: Settings, args: argparse.Namespace) -> str:
     """Real writers' errors from a PlEWi-format file (app/bench/spelling_real.py)."""
     split = args.split or "all"
     sentences = real.load(args.data, split)
-    results = {}
+    results, by_half = {}, {}
     for name, start in _checkers(settings, args.model).items():
         began = time.perf_counter()
         check = start()
         startup = time.perf_counter() - began
-        result = real.measure(sentences, check, count_words)
-        result["seconds"] += startup
-        results[name] = result
+        written, corrected, seconds = real.run_checker(sentences, check)
+        results[name] = real.score(sentences, written, corrected, count_words)
+        results[name]["seconds"] = startup + seconds
+        if split == "all":
+            by_half[name] = real.halves(sentences, written, corrected, count_words)
     errors = sum(len(s.errors) for s in sentences)
     header = (
         f"# Polish spelling on real writers' errors: bielik-lsp against hunspell-pl\n\n"
@@ -517,40 +519,47 @@ def run_real(settings: Settings, args: argparse.Namespace) -> str:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    text = real_report(results, header)
-    write_report(out, "spelling-real", text, {"results": results})
+    text = real_report(results, by_half, header)
+    write_report(out, "spelling-real", text, {"results": results, "halves": by_half})
     real_plot(results, out / "spelling-real.png")
     return text
 
 
-def real_report(results: dict, header: str) -> str:
-    rows = [
-        [
-            name,
-            f"{r['recall']:.1%}",
-            f"{r['capitals_recall']:.0%} of {r['capitals']}",
-            f"{r['top1']:.1%}",
-            f"{r['top3']:.1%}",
-            f"{r['flags_per_1000']:.1f}",
-            f"{r['corrections_flagged']:.1%}",
-            f"{r['seconds']:.1f}",
-        ]
-        for name, r in results.items()
+REAL_COLUMNS = [
+    "non-words flagged",
+    "case non-words flagged",
+    "first suggestion right",
+    "top-3",
+    "flags / 1,000 clean words",
+    "corrected words flagged",
+]
+
+
+def _real_row(r: dict) -> list[str]:
+    return [
+        f"{r['recall']:.1%} of {r['nonword']}",
+        f"{r['capitals_recall']:.0%} of {r['capitals']}",
+        f"{r['top1']:.1%}",
+        f"{r['top3']:.1%}",
+        f"{r['flags_per_1000']:.1f}",
+        f"{r['corrections_flagged']:.1%}",
     ]
-    main = table(
-        [
-            "checker",
-            "non-words flagged",
-            "case non-words flagged",
-            "first suggestion right",
-            "top-3",
-            "flags / 1,000 clean words",
-            "corrected words flagged",
-            "time, s",
-        ],
-        rows,
-    )
-    parts = [header, main]
+
+
+def real_report(results: dict, by_half: dict, header: str) -> str:
+    rows = [[name, *_real_row(r), f"{r['seconds']:.1f}"] for name, r in results.items()]
+    parts = [header, table(["checker", *REAL_COLUMNS, "time, s"], rows)]
+    if by_half:
+        parts.append(
+            "By half: the checker's constants were set on the even lines (train); the odd "
+            "lines (test) are held out:"
+        )
+        rows = [
+            [name, half, *_real_row(r)]
+            for name, halves in by_half.items()
+            for half, r in halves.items()
+        ]
+        parts.append(table(["checker", "half", *REAL_COLUMNS], rows))
     for axis in ("type", "category"):
         counts = next(iter(results.values()))["counts_by"][axis]
         labels = sorted(counts, key=lambda k: -counts[k])

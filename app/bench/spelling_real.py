@@ -7,10 +7,11 @@ type, category}`; `type` is `nonword`, `realword`, `multiword`, `unknown`..., `c
 corpus's own (noisy) label: `pisownia`, `znaki diakrytyczne`, `wielkość liter`, `fleksja`...
 
 Every sentence is checked twice by each checker, as written and as corrected, each as a
-document of its own. Measured: which errors are flagged (a flag overlapping the error's words),
-by type and by category; whether the first suggestion, or one of the first three, is the
-correction (one-word errors); how many corrected words are flagged in `new_text`; flags per
-1,000 words of `new_text`; time (checking and suggestions, start-up included).
+document of its own (so a term a whole article repeats is not recognised as one). Measured:
+which errors are flagged (a flag overlapping the error's words), by type and by category;
+whether the first suggestion, or one of the first three, is the correction (one-word
+errors); how many corrected words are flagged in `new_text`; flags per 1,000 words of
+`new_text`; time (checking and suggestions, start-up included).
 
 Splits: even lines (0, 2, ...) are `train`, odd lines `test`. The checker's constants for real
 errors were set looking at the even lines of the project's development file (PlEWi's sample
@@ -140,12 +141,21 @@ def _hit(start: int, end: int, flags: list) -> object | None:
     return next((f for f in flags if f.start < end and start < f.end), None)
 
 
-def measure(sentences: list[Sentence], check: Check, count_words: Callable[[str], int]) -> dict:
-    """One checker over the sentences, written and corrected: what it flags, and how fast."""
+def run_checker(sentences: list[Sentence], check: Check) -> tuple[list, list, float]:
+    """The flags of every sentence as written and as corrected, and the seconds it took."""
     began = time.perf_counter()
     written = [check(s.text) for s in sentences]
     corrected = [check(s.clean) for s in sentences]
-    seconds = time.perf_counter() - began
+    return written, corrected, time.perf_counter() - began
+
+
+def score(
+    sentences: list[Sentence],
+    written: list[list],
+    corrected: list[list],
+    count_words: Callable[[str], int],
+) -> dict:
+    """What one checker's flags (`run_checker`) found, missed and flagged wrongly."""
     tallies: dict[str, dict[str, list[int]]] = {"type": {}, "category": {}}
     top1 = top3 = scored = fixed_flagged = fixed_seen = 0
     capitals = [0, 0]
@@ -177,8 +187,6 @@ def measure(sentences: list[Sentence], check: Check, count_words: Callable[[str]
                     alarms.append({"id": s.id, "word": e.correct})
     clean_words = sum(count_words(s.clean) for s in sentences)
     clean_flags = sum(len(f) for f in corrected)
-    recall = {axis: {k: v[0] / v[1] for k, v in t.items()} for axis, t in tallies.items()}
-    counts = {axis: {k: v[1] for k, v in t.items()} for axis, t in tallies.items()}
     nonword = tallies["type"].get(HEADLINE_TYPE, [0, 0])
     return {
         "sentences": len(sentences),
@@ -192,9 +200,24 @@ def measure(sentences: list[Sentence], check: Check, count_words: Callable[[str]
         "clean_flags": clean_flags,
         "flags_per_1000": 1000 * clean_flags / max(1, clean_words),
         "corrections_flagged": fixed_flagged / max(1, fixed_seen),
-        "seconds": seconds,
-        "recall_by": recall,
-        "counts_by": counts,
+        "recall_by": {a: {k: v[0] / v[1] for k, v in t.items()} for a, t in tallies.items()},
+        "counts_by": {a: {k: v[1] for k, v in t.items()} for a, t in tallies.items()},
         "misses": misses,
         "corrections_flagged_words": alarms,
     }
+
+
+def halves(
+    sentences: list[Sentence], written: list, corrected: list, count_words
+) -> dict[str, dict]:
+    """`score` of the even lines (train) and the odd lines (test) apart."""
+    out = {}
+    for name, odd in (("train", False), ("test", True)):
+        keep = [i for i, s in enumerate(sentences) if (int(s.id) % 2 == 1) == odd]
+        out[name] = score(
+            [sentences[i] for i in keep],
+            [written[i] for i in keep],
+            [corrected[i] for i in keep],
+            count_words,
+        )
+    return out
