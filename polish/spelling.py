@@ -112,8 +112,8 @@ class Finding:
 
 
 REASONS = {
-    "unknown": "unknown: a form neither Morfeusz 2 (SGJP) nor the frequency list knows",
-    "case": "in the wrong case: Polish capitalises names, and no capitals inside a word",
+    "unknown": "unknown word (neither Morfeusz 2 nor the frequency list has it)",
+    "case": "wrong case (a name takes a capital; no capitals inside a word)",
     "rare-form": "an archaic or unusual form where a common one is near",
     "context": "the sentence reads far likelier with a near form",
 }

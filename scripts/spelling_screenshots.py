@@ -131,7 +131,7 @@ require('bielik').setup({{ cmd = {{ '{sys.executable}', '-m', 'app.cli', 'serve'
          f"env {env} {nvim} -u {init} -i NONE -n {doc}")  # fmt: skip
     steps = []
     try:
-        wait_screen(session, "not a Polish word", 300)
+        wait_screen(session, "unknown word", 300)
         steps.append("underlined, with the message beside it")
         tmux("send-keys", "-t", session, "/zaczoł", "Enter")
         shoot(session, tmp / "nvim.html", out / "nvim-spelling.png")
