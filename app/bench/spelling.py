@@ -508,20 +508,29 @@ def run_real(settings: Settings, args: argparse.Namespace) -> str:
         results[name]["seconds"] = startup + seconds
         if split == "all":
             by_half[name] = real.halves(sentences, written, corrected, count_words)
-    errors = sum(len(s.errors) for s in sentences)
+    lines = {"train": "even lines", "test": "odd lines", "all": "every line"}[split]
     header = (
         f"# Polish spelling on real writers' errors: bielik-lsp against hunspell-pl\n\n"
-        f"{args.data} ({split} split: {'even' if split == 'train' else 'odd'} lines"
-        f"{'' if split != 'all' else ' and even'}), {len(sentences)} sentences, {errors} errors "
-        f"located, {results['hunspell-pl']['nonword']} of them non-words. Each sentence checked "
-        f"as written and as corrected. Machine: {describe_machine()}; load average "
-        f"{load_average()} at the end.\n\nCommand: `{args.command_line}`"
+        f"{args.data} ({split}: {lines}), {len(sentences)} sentences, "
+        f"{sum(len(s.errors) for s in sentences)} errors located, "
+        f"{results['hunspell-pl']['nonword']} of them non-words; each sentence checked as "
+        f"written and as corrected. {_machine()}\n\nCommand: `{args.command_line}`"
     )
+    text = real_report(results, by_half, header)
+    raw = _figures({"results": results, "halves": by_half})
+    return _publish(args, "spelling-real", text, raw, lambda path: real_plot(results, path))
+
+
+def _machine() -> str:
+    return f"Machine: {describe_machine()}; load average {load_average()} at the end."
+
+
+def _publish(args: argparse.Namespace, stem: str, text: str, raw: dict, draw) -> str:
+    """OUT/STEM.md, .json and .png; the report's text."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    text = real_report(results, by_half, header)
-    write_report(out, "spelling-real", text, {"results": results, "halves": by_half})
-    real_plot(results, out / "spelling-real.png")
+    write_report(out, stem, text, raw)
+    draw(out / f"{stem}.png")
     return text
 
 
@@ -544,6 +553,14 @@ def _real_row(r: dict) -> list[str]:
         f"{r['flags_per_1000']:.1f}",
         f"{r['corrections_flagged']:.1%}",
     ]
+
+
+def _figures(raw: dict) -> dict:
+    """`raw` without the words themselves (what was missed, what was flagged): the data's own."""
+    if not isinstance(raw, dict):
+        return raw
+    words = ("misses", "corrections_flagged_words")
+    return {k: _figures(v) for k, v in raw.items() if k not in words}
 
 
 def real_report(results: dict, by_half: dict, header: str) -> str:
@@ -639,14 +656,8 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
         f"# Polish spelling: bielik-lsp against hunspell-pl\n\n"
         f"{len(docs)} excerpts ({args.split} split{', + ' + args.data if args.data else ''}), "
         f"{errors} injected non-word errors, {words_checked} words checked (each excerpt with "
-        f"its errors and clean), seed {args.seed}. Machine: {describe_machine()}; load average "
-        f"{load_average()} at the end. hunspell: {hun['version']}.\n\n"
+        f"its errors and clean), seed {args.seed}. {_machine()} hunspell: {hun['version']}.\n\n"
         f"Command: `{args.command_line}`"
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    text = report(results, header)
     raw = {"results": results, "docs": [asdict(d) for d in docs[:5]]}
-    write_report(out, "spelling", text, raw)
-    plot(results, out / "spelling.png")
-    return text
+    return _publish(args, "spelling", report(results, header), raw, lambda p: plot(results, p))
