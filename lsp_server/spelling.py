@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from polish.dictionary import Accepted, append_word, read_words
-from polish.spelling import REASONS, Finding, Paragraphs
+from polish.spelling import REASONS, Finding, Paragraphs, slip
 
 from .documents import index_to_column, line_starts
 
@@ -166,10 +166,15 @@ class Positions:
 
 
 def message(finding: Finding) -> str:
-    """'zaczoł': not a Polish word form (Morfeusz 2, SGJP). Did you mean: zaczął?"""
+    """'zaczoł': unknown: ... Did you mean: zaczął? (or the nearest known forms, or none)."""
     text = f"“{finding.word}”: {REASONS.get(finding.reason, finding.reason)}"
-    if finding.suggestions:
-        text += f". Did you mean: {', '.join(finding.suggestions[:3])}?"
+    shown = ", ".join(finding.suggestions[:3])
+    if finding.suggestions and slip(finding):
+        text += f". Did you mean: {shown}?"
+    elif finding.suggestions:
+        text += f". Nearest known forms: {shown}. If it is right, add it to the dictionary"
+    elif finding.reason == "unknown":
+        text += ". If it is right, add it to the dictionary"
     if finding.ranked_by == "model":
         text += " (ranked by the model in this sentence)"
     return text

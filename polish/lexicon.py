@@ -1,12 +1,17 @@
 """How common a word is, and which known forms sound like it: the spelling checker's tables.
 
-Two tables in polish/data (scripts/build_spelling_data.py writes them from wordfreq's large
+Three tables in polish/data (scripts/build_spelling_data.py writes them from wordfreq's large
 lists, CC BY-SA 4.0): every Polish form Morfeusz 2 knows with its Zipf frequency (log10 of
-occurrences per billion words), and English words from Zipf 2.5. From the first, an index of
-the forms by `key` (what a word keeps when diacritics, rz/ż, ch/h and ó/u/o are forgotten),
-which is where polish/typos.py finds candidates, and how many forms hold each letter trigram
-(whether an unknown word looks Polish at all). Built once, then kept in the user's cache as
-a marshal file (a third of the time to read); loaded lazily, on first use.
+occurrences per billion words); the words of Polish text Morfeusz does not know (names,
+foreign words, and the commonest misspellings too: evidence that a capitalised word is a
+name, never that a small-letter one is right); and English words from Zipf 2.5. From the
+first: an index of the forms by `key` (what a word keeps when diacritics, rz/ż, ch/h and
+ó/u/o are forgotten), which is where polish/typos.py finds candidates; the keys grouped by
+first letter and length, for its wider search (two edits away); how many forms hold each
+letter trigram (whether an unknown word looks Polish at all). wordfreq folds case, so which
+forms must be capitalised is Morfeusz's to say (polish/spelling.py: `must_capitalise`).
+Built once, then kept in the user's cache as a marshal file (a third of the time to read);
+loaded lazily, on first use.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-SOURCES = ("words-pl.tsv.gz", "words-en.tsv.gz")
-FORMAT = 2  # bump when `key` or the cached layout changes
+SOURCES = ("words-pl.tsv.gz", "words-en.tsv.gz", "words-other.tsv.gz")
+FORMAT = 4  # bump when `key` or the cached layout changes
 _STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")
 
 
@@ -29,8 +34,10 @@ _STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")
 class Tables:
     polish: dict[str, int]  # known form (lower-case) -> Zipf x 10
     english: dict[str, int]  # English word -> Zipf x 10
+    other: dict[str, int]  # a word of Polish text Morfeusz does not know -> Zipf x 10
     by_key: dict[str, tuple[str, ...]]  # key -> the known forms with that key
     trigrams: dict[str, int]  # letter trigram ("^" and "$" at the ends) -> known forms with it
+    keys_by_start: dict[str, list[str]]  # the keys of by_key, by first letter and length ("a7")
 
 
 _lock = threading.Lock()
@@ -58,14 +65,18 @@ def _trigrams(word: str) -> set[str]:
 
 
 def _build() -> tuple:
-    polish, english = (_read(name) for name in SOURCES)
+    polish, english, other = (_read(name) for name in SOURCES)
     grouped: dict[str, list[str]] = {}
     trigrams: dict[str, int] = {}
     for word in polish:
         grouped.setdefault(key(word), []).append(word)
         for tri in _trigrams(word):
             trigrams[tri] = trigrams.get(tri, 0) + 1
-    return polish, english, {k: tuple(v) for k, v in grouped.items()}, trigrams
+    by_start: dict[str, list[str]] = {}
+    for k in grouped:
+        by_start.setdefault(f"{k[0]}{len(k)}", []).append(k)
+    by_key = {k: tuple(v) for k, v in grouped.items()}
+    return polish, english, other, by_key, trigrams, by_start
 
 
 def cache_file() -> Path:
@@ -115,6 +126,11 @@ def english_zipf(word: str) -> float:
     return load().english.get(word.lower(), 0) / 10
 
 
+def other_zipf(word: str) -> float:
+    """Zipf frequency of a word of Polish text that Morfeusz does not know; 0 for the rest."""
+    return load().other.get(word.lower(), 0) / 10
+
+
 def rarest_trigram(word: str) -> int:
     """How many known forms share the word's rarest letter trigram.
 
@@ -124,6 +140,16 @@ def rarest_trigram(word: str) -> int:
     return min(table.get(tri, 0) for tri in _trigrams(word.lower()))
 
 
+def trigram_count(tri: str) -> int:
+    """How many known forms hold the letter trigram `tri` ("^" and "$" mark the ends)."""
+    return load().trigrams.get(tri, 0)
+
+
 def forms_by_key(k: str) -> tuple[str, ...]:
     """The known forms whose key is `k`."""
     return load().by_key.get(k, ())
+
+
+def keys_like(first: str, n: int) -> list[str]:
+    """Every key of `n` letters starting with `first` (polish/typos.py's wider search)."""
+    return load().keys_by_start.get(f"{first}{n}", [])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -103,6 +104,22 @@ def _is_known_nfc(word: str) -> bool:
 def is_known(word: str) -> bool:
     """`word` is one Polish word form, possibly with clitics ("zrobiłbyś"), no punctuation."""
     return bool(word) and _is_known_nfc(nfc(word))
+
+
+def known_among(guesses: Iterable[str]) -> list[str]:
+    """The strings of `guesses` that are word forms, looked up without filling the caches.
+
+    For a spelling checker's guesses (hundreds per unknown word, nearly all not words): cached,
+    they would push out the look-ups that decoding repeats every cycle.
+    """
+    out = []
+    for guess in guesses:
+        interps = _call("analyse", nfc(guess)) if guess else []
+        if interps and all(
+            tag.split(":", 1)[0] not in _NOT_WORD for *_, (_, _, tag, _, _) in interps
+        ):
+            out.append(guess)
+    return out
 
 
 def ends_with_abbreviation_dot(text: str) -> bool:

@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from polish.lexicon import english_zipf, polish_zipf, rarest_trigram
+from polish.lexicon import english_zipf, other_zipf, polish_zipf, rarest_trigram
 from polish.morphology import Interp, analyse, is_abbreviation, is_known
-from polish.typos import EDIT_COST, Candidate, candidates, same_key
+from polish.typos import EDIT_COST, Candidate, candidates, same_key, wider
 from polish.words import Word, paragraphs, switched_off, words
 
 Score = Callable[[str, list[str]], "list[float] | None"]
@@ -48,10 +48,14 @@ CONTEXT_MAX_COST = 0.8
 CONTEXT_MIN_LEAD = 1.0
 RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
 RARE_MAX_COST = 1.2  # ... and this near
-NAME_MAX_COST = 1.0  # a capitalised unknown word: only near forms this cheap
-START_MAX_COST = 2.0  # ... or this cheap, when it starts a sentence
-START_MIN_ZIPF = 2.5  # ... and this common
-NAME_MIN_ZIPF = 3.0  # ... that are this common
+NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
+# A capitalised word Morfeusz does not know that Polish text writes (wordfreq) is a slip
+# where a near form's log-odds beat the word's own by this margin (nats); one it never
+# writes, a slip of any known form this near (two edits, or one and a sounds-alike).
+NAME_MARGIN = 0.0
+UNSEEN_MAX_COST = 3.4
+CASE_COST = 1.0  # a name written small, capitals typed inside a word
+SLIP_COST = 2.5  # a correction this near is offered as "did you mean", a farther one as nearest
 ENGLISH_ZIPF = 3.0  # an unknown word this common in English is English
 ENGLISH_WEAK_ZIPF = 2.5  # ... or this common, when no cheap slip would make it Polish
 CHEAP_COST = 1.2  # a slip this cheap (diacritics, sounds-alike, double, swap)
@@ -65,8 +69,21 @@ TERM_REPEATS = 3  # an unknown word this often in one document is a term (drop_t
 TERM_MIN_COST = 2.0  # ... unless a correction cheaper than a random edit explains it
 LEFT_CHARS = 80  # context the model reads before a word, from its sentence's start at most
 RIGHT_WORDS = 1  # and the words after it, to its sentence's end at most
+# Endings Polish gives a borrowed word (nouns, adjectives and verbs in -ować), longest first.
+LOAN_ENDINGS = tuple(
+    sorted(
+        "a u owi em ie y i ów om ami ach e ą ę owy owa owe owego owej owym owych owymi ową "
+        "ować owania owanie owaniu owaniem owany owana owane owanych owanym owanego owanej "
+        "owaną uje ujesz ujemy ujecie ują ujący ująca ujące ującego ował owała owało owali "
+        "owały owałem owano".split(),
+        key=len,
+        reverse=True,
+    )
+)
+MIN_STEM = 3  # ... after a stem this long
 RARE_QUALIFIERS = frozenset({"daw.", "arch.", "przest.", "gwar.", "daw._dziś_gwar.", "rzad."})
 POLISH_LETTERS = set("ąćęłńóśźżĄĆĘŁŃÓŚŹŻ")
+POLISH_ALPHABET = set("aąbcćdeęfghijklłmnńoóprsśtuwyzźżqvx")  # and q, v, x of loanwords
 _SENTENCE_END = re.compile(r"[.!?…](?=\s)|\n\s*\n")
 _NEXT_WORD = re.compile(r"[ \t]*[,;:]?[ \t]*[^\W_]+|[ \t]*[.!?…]")
 
@@ -79,7 +96,7 @@ class Finding:
     end: int
     word: str
     suggestions: tuple[str, ...]
-    reason: str  # unknown | rare-form | context; grammar: its rule, or "model"
+    reason: str  # unknown | case | rare-form | context; grammar: its rule, or "model"
     kind: str = "spelling"  # or "grammar" (polish/grammar.py)
     detail: str = ""  # what the message adds (grammar: the word it does not agree with)
     known: bool = False  # Morfeusz knows the word (the model must find a far likelier form)
@@ -98,15 +115,16 @@ class Finding:
 
 
 REASONS = {
-    "unknown": "not a Polish word form (Morfeusz 2, SGJP)",
+    "unknown": "unknown word (neither Morfeusz 2 nor the frequency list has it)",
+    "case": "wrong case (a name takes a capital; no capitals inside a word)",
     "rare-form": "an archaic or unusual form where a common one is near",
     "context": "the sentence reads far likelier with a near form",
 }
 
 
 def _cased(text: str, like: str) -> str:
-    """`text` (lower-case) written with the capital of `like`."""
-    if like[:1].isupper():
+    """`text` (lower-case) written with the capital of `like`, or of a name ("Kazimierza")."""
+    if like[:1].isupper() or " " not in text and must_capitalise(text):
         return text[:1].upper() + text[1:]
     return text
 
@@ -174,22 +192,56 @@ def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...])
         return True  # "line", "date": commoner in English than "linę", "datę" are in Polish
     if z >= ENGLISH_WEAK_ZIPF and not cheap:
         return True  # "debug", "const": no cheap slip makes them Polish
+    if not cheap and max(map(english_zipf, _stems(word)), default=0.0) >= ENGLISH_WEAK_ZIPF:
+        return True  # "triggera", "hostowania", "commitów": an English word, Polish endings
     return not cheap and any(
         english_zipf(word[:i]) >= GLUED_ZIPF and english_zipf(word[i:]) >= GLUED_ZIPF
         for i in range(3, len(word) - 2)
     )
 
 
-def _doubled_capital(w: str) -> bool:
-    """A capital typed twice ("NNa", "ŁŁotr"): the shift key held too long, not an acronym."""
-    return len(w) >= 3 and w[0] == w[1] and w[0].isupper() and w[2:].islower()
+def _stems(word: str) -> list[str]:
+    """`word` (lower-case) without a Polish ending a borrowed word takes ("debian|em")."""
+    return [
+        word[: -len(end)]
+        for end in LOAN_ENDINGS
+        if word.endswith(end) and len(word) - len(end) >= MIN_STEM
+    ]
+
+
+def _seen(low: str) -> float:
+    """How often Polish text writes a name (wordfreq), or its stem, Polish endings off.
+
+    "Debianem", "Vimie": Debian and Vim are names Polish text writes (and English words).
+    """
+    stems = [max(other_zipf(s), english_zipf(s)) for s in _stems(low)]
+    return max([other_zipf(low), *stems])
+
+
+def _shift_held(w: str) -> bool:
+    """Two capitals, then small letters: the shift key held too long ("NAdolski", "NNa")."""
+    return (
+        len(w) >= 3
+        and w[0].isupper()
+        and w[1].isupper()
+        and w[2:].islower()
+        and (len(w) >= 4 or w[0] == w[1])
+    )
+
+
+def _inner_capitals_known(w: str) -> bool:
+    """Morfeusz knows the word with its capitals inside ("PKiN", "iPhone")."""
+    return any(
+        i.pos not in ("ign", "interp") and any(c.isupper() for c in i.lemma.split(":")[0][1:])
+        for i in analyse(w)
+    )
 
 
 def _skipped(word: Word, text: str) -> bool:
     """Not a word to question: too short, an acronym, an identifier, an abbreviation."""
     w = word.text
-    if _doubled_capital(w):
-        return False
+    if _shift_held(w):
+        return _inner_capitals_known(w)
     if len(w) < 2 or len(w) > 40 or w.isupper() or any(c.isupper() for c in w[1:]):
         return True
     if "'" in w or "’" in w:
@@ -198,11 +250,37 @@ def _skipped(word: Word, text: str) -> bool:
     return is_abbreviation(w) or (dot and len(w) <= 4 and not any(c in "aeiouyąęó" for c in w))
 
 
-def _question(word: Word, text: str, neighbours: list[str]) -> Finding | None:
-    """The dictionary's verdict on one word (its parts, if it is hyphenated, go separately)."""
+def must_capitalise(word: str) -> bool:
+    """Morfeusz knows `word` only as a form of names ("Francją", "Japończyków", "Lesiaka")."""
+    interps = tuple(i for i in analyse(word) if i.pos not in ("interp", "ign"))
+    return bool(interps) and _proper_only(interps)
+
+
+def _capitals_only(word: str) -> bool:
+    """Every lemma Morfeusz knows `word` by has a capital somewhere ("oddac": "odDac")."""
+    interps = tuple(i for i in analyse(word) if i.pos not in ("interp", "ign"))
+    bases = [i.lemma.split(":")[0] for i in interps]  # "on:S": the base, not its mark
+    return bool(bases) and all(b != b.lower() for b in bases)
+
+
+def _question(
+    word: Word, neighbours: list[str], in_compound: bool = False, in_name: bool = False
+) -> Finding | None:
+    """The dictionary's verdict on one word (its parts, if it is hyphenated, go separately).
+
+    `in_compound`: the word is a part of a hyphenated word ("san-stefańskim": a name's
+    adjective, small); `in_name`: of one whose parts are all capitalised ("Sacher-Masoch").
+    """
     w = word.text
+    if _shift_held(w):  # "NAdolski" -> "Nadolski"; "ZSkłonny" questioned as "Zskłonny"
+        if is_known(w):
+            return _finding(word, (Candidate(w.lower(), CASE_COST),), "case")
+        finding = _question(replace(word, text=w[0] + w[1:].lower()), neighbours)
+        return replace(finding, word=w) if finding is not None else None
     low = w.lower()
-    if is_known(w) and not _doubled_capital(w):
+    if is_known(w):
+        if w.islower() and _capitals_only(w) and not in_compound:
+            return _lower_case_name(word, neighbours)
         if not rare_form(w):
             return _context_candidate(word, low)
         found = candidates(low)
@@ -214,21 +292,92 @@ def _question(word: Word, text: str, neighbours: list[str]) -> Finding | None:
     found = candidates(low)
     if _english(low, neighbours, found):
         return None
-    if w[0].isupper():  # a name, unless a near form is certain
-        cost, zipf = (
-            (START_MAX_COST, START_MIN_ZIPF)
-            if word.sentence_start
-            else (NAME_MAX_COST, NAME_MIN_ZIPF)
-        )
-        found = tuple(
-            c for c in found if c.cost <= cost and " " not in c.text and polish_zipf(c.text) >= zipf
-        )
-        return _finding(word, found, "unknown") if found else None
-    if not POLISH_LETTERS.intersection(w):
-        likely = [c for c in found if c.cost < EDIT_COST or polish_zipf(c.text) >= LIKELY_ZIPF]
-        if not found or not likely and rarest_trigram(low) <= ODD_TRIGRAM:
-            return None  # a command, code or another language's word: nothing says Polish
+    if w[0].isupper():
+        return _name_or_slip(word, found, in_name)
+    return _unknown(word, found)
+
+
+def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
+    """A small-letter word Morfeusz does not know: questioned where it looks Polish.
+
+    It does with a Polish letter, or with a likely slip of a known form (`_likely`); without
+    either it is a command, code, or another language's word ("passwd", "chroot"), left alone
+    unless its letter trigrams all look Polish. Questioned with the nearest forms (two edits
+    away where no slip explains it: `wider`), or with none: an unknown word, which the writer
+    may add to the dictionary; not where Polish text writes it all the same (wordfreq).
+    """
+    low = word.text
+    polish = bool(POLISH_LETTERS.intersection(low))
+    if not polish and found and not any(map(_likely, found)) and rarest_trigram(low) <= ODD_TRIGRAM:
+        return None
+    if not found or found[0].cost >= EDIT_COST:
+        wide = wider(low)
+        found = _merged(found, wide if polish or found else tuple(filter(_likely, wide)))
+    if not found and (not polish or other_zipf(low)):
+        return None
     return _finding(word, found, "unknown")
+
+
+def _likely(c: Candidate) -> bool:
+    """A correction a slip explains well.
+
+    A cheap one, or one as likely as a single edit of a word of Zipf LIKELY_ZIPF (a farther
+    one must be commoner).
+    """
+    return c.cost < EDIT_COST or prior(c) >= LIKELY_ZIPF * LN10 - ERROR_NATS * EDIT_COST
+
+
+def _merged(*groups: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+    """Candidates of several searches, each form once at its lowest cost."""
+    best: dict[str, Candidate] = {}
+    for c in (c for g in groups for c in g):
+        if c.text not in best or c.cost < best[c.text].cost:
+            best[c.text] = c
+    return tuple(sorted(best.values(), key=lambda c: (c.cost, c.text)))
+
+
+def _lower_case_name(word: Word, neighbours: list[str]) -> Finding | None:
+    """A name's form written small ("francją"): the capital, unless a slip explains it better.
+
+    "bedzie" is a form of the name Beda too, but "będzie" is far likelier; a name that is also
+    an English word in an English run ("polish jokes") is left alone.
+    """
+    low = word.text
+    found = candidates(low)
+    if _english(low, neighbours, found):
+        return None
+    zipf = polish_zipf(low)
+    near = tuple(c for c in found if " " not in c.text and _beats_rare(c, zipf))
+    if must_capitalise(low):
+        near = (Candidate(low, CASE_COST), *near)
+    if not near:
+        return None
+    finding = _finding(word, near, "case")
+    return finding if finding.candidates[0].text == low else replace(finding, reason="rare-form")
+
+
+def _name_or_slip(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Finding | None:
+    """A capitalised word Morfeusz does not know: a slip of a known form, or a name.
+
+    A word Polish text never writes (not in wordfreq's list, where the names and foreign words
+    Morfeusz lacks are counted) is a slip of any known form UNSEEN_MAX_COST near; one it does
+    write (or its stem: "Debian|em"), or a part of a hyphenated name ("Sacher-Masoch"), only
+    where the noisy channel prefers a near form (how common, less how unlikely the slip) to the
+    word as written by NAME_MARGIN. A word no known form is near, or with a letter Polish does
+    not use, is a name. At a sentence's start alike: a capital there hides no slip.
+    """
+    low = word.text.lower()
+    if not set(low) <= POLISH_ALPHABET:
+        return None
+    if not found or found[0].cost >= EDIT_COST:
+        found = _merged(found, wider(low))
+    seen = _seen(low)
+    if seen == 0 and not in_name:
+        near = [c for c in found if c.cost <= UNSEEN_MAX_COST]
+    else:
+        near = [c for c in found if prior(c) >= seen * LN10 + NAME_MARGIN]
+    near = tuple(c for c in near if " " not in c.text)
+    return _finding(word, near, "unknown") if near else None
 
 
 def _beats_rare(c: Candidate, zipf: float) -> bool:
@@ -318,7 +467,16 @@ def check(
     suggestions: `rank` decides them, `questioned` drops them where no model reads.
     """
     found: list[Finding] = []
-    tokens = [p for w in words(text) for p in _parts(w)]
+    tokens: list[Word] = []
+    compound: set[int] = set()  # where the parts of hyphenated words start
+    name_parts: set[int] = set()  # ... of hyphenated names ("Sacher-Masoch")
+    for w in words(text):
+        parts = _parts(w)
+        tokens += parts
+        if len(parts) > 1:
+            compound |= {p.start for p in parts}
+            if all(p.text[:1].isupper() for p in parts):
+                name_parts |= {p.start for p in parts}
     for k, word in enumerate(tokens):
         if allowed(word.text):
             continue
@@ -328,7 +486,7 @@ def check(
         if _skipped(word, text):
             continue
         neighbours = [t.text for t in tokens[max(0, k - 2) : k + 3] if t is not word]
-        finding = _question(word, text, neighbours)
+        finding = _question(word, neighbours, word.start in compound, word.start in name_parts)
         if finding is not None:
             found.append(finding)
     return drop_terms(found) if terms else found
@@ -359,6 +517,14 @@ def drop_terms(findings: list[Finding]) -> list[Finding]:
         for f in findings
         if f.reason != "unknown" or counts[f.word.lower()] < TERM_REPEATS or _slip_like(f)
     ]
+
+
+def slip(finding: Finding) -> bool:
+    """Its first correction undoes a usual slip (up to a moved letter), not any two edits."""
+    if not finding.suggestions:
+        return False
+    first = finding.suggestions[0].lower()
+    return any(c.cost <= SLIP_COST for c in finding.candidates if c.text == first)
 
 
 def questioned(findings: Iterable[Finding]) -> list[Finding]:

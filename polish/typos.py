@@ -7,13 +7,19 @@ The errors, cheapest first (the classes LanguageTool's Polish speller also knows
 2. spelling pairs that sound alike: rz/ż, ó/u, ch/h, ą/om/on, ę/em/en, ci/ć, sz/ż;
 3. a doubled or dropped letter, two letters swapped, a neighbouring key, a space left out
    ("wogóle" -> "w ogóle");
-4. any other single edit, on top of any number of the first two ("wogule" -> "w ogóle").
+4. any other single edit, on top of any number of the first two ("wogule" -> "w ogóle");
+5. for a word none of those explains (`wider`): two edits of any kind ("reluztacie" ->
+   "rezultacie", "poperiali" -> "popierali", "abberacji" -> "aberracji"), and the forms
+   Morfeusz knows one edit away that are too rare for the frequency table ("przysosowane" ->
+   "przystosowane").
 
 polish/lexicon.py indexes every form Morfeusz knows by a key that forgets what classes 1 and 2
 change (diacritics, rz/ż, ch/h, ó/u), so a word's candidates are the forms sharing its
 key, or a key one edit away: a few hundred dictionary look-ups, about a millisecond. Each
 candidate's cost (`error_cost`) is a weighted edit distance with those classes cheap, so the
-ranking knows that "sie" is far likelier "się" than "sił".
+ranking knows that "sie" is far likelier "się" than "sił". The wider search compares the key
+with every key of about its length (rapidfuzz's optimal string alignment distance, a swap
+counting one edit: some 20 ms), so it runs only where the first finds nothing near.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from polish.lexicon import forms_by_key, key, polish_zipf
-from polish.morphology import is_known
+from rapidfuzz import distance, process
+
+from polish.lexicon import forms_by_key, key, keys_like, polish_zipf, trigram_count
+from polish.morphology import is_known, known_among
 
 _STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")  # letters as the keyboard's base key
 KEY_ALPHABET = "abcdefghijklmnoprstwyzqvx"
@@ -39,10 +47,14 @@ SOUNDS_ALIKE: tuple[tuple[str, str, float], ...] = (
     ("ci", "ć", 1.0), ("si", "ś", 1.0), ("zi", "ź", 1.0), ("ni", "ń", 1.0),
     ("ż", "sz", 1.2), ("rz", "sz", 1.2), ("sz", "rz", 1.2), ("w", "f", 1.2), ("f", "w", 1.2),
     ("i", "j", 1.2), ("j", "i", 1.2), ("y", "i", 1.2), ("i", "y", 1.2),
+    # Foreign spellings of words Polish spells its own way ("Schlezwik", "Povazhny", "pixeli").
+    ("sz", "sch", 1.2), ("w", "v", 1.2), ("ż", "zh", 1.2), ("t", "th", 1.2), ("ks", "x", 1.2),
+    ("f", "ph", 1.2), ("k", "c", 1.2), ("k", "ck", 1.2),
 )  # fmt: skip
 KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 DIACRITIC_COST = 0.45  # per letter
 SWAP_COST = 1.0
+MOVE_COST = 2.5  # a letter moved two places, or two swapped across a third
 DOUBLE_COST = 1.0  # a doubled letter typed once, or a letter typed twice
 SPACE_COST = 1.6  # a space left out
 LONE_LETTER_COST = 1.0  # ... before a one-letter word ("porównaja" is rarely "porównaj a")
@@ -52,6 +64,12 @@ MAX_COST = 3.5  # a candidate further than this is no correction
 SPLIT_MIN_ZIPF = 3.5  # the first half of a word split in two: a common word
 SPLIT_RIGHT_ZIPF = 2.0  # the second: a word in use
 MAX_WORD = 30  # longer tokens are not words a writer misspelt (hashes, glued text)
+WIDE_EDITS = 2  # the wider search: keys this many edits away (a swap is one edit)
+WIDE_MIN_KEY = 6  # ... for keys this long (a short word is two edits from too many)
+LONG_KEY = 9  # ... and three edits away for keys this long ("rozrgearno" -> "rozegrano")
+WIDE_MAX_COST = 2 * EDIT_COST + 0.5  # ... two random edits, or one and a diacritic
+WIDE_LETTERS = "aąbcćdeęfghijklłmnńoóprsśtuwyzźż"  # letters Morfeusz is asked to insert
+GUESS_TRIGRAM = 10  # ... where the trigrams the letter makes are in this many known forms
 
 
 @dataclass(frozen=True)
@@ -96,6 +114,8 @@ def _rules_at(typed: str) -> list[list[tuple[str, int, float]]]:
 def error_cost(typed: str, meant: str, rules: list | None = None) -> float:
     """How unlikely typing `typed` for `meant` is: a weighted Damerau-Levenshtein distance.
 
+    With one more operation than Damerau's: a letter moved two places (`_moved`).
+
     `rules` is `_rules_at(typed)`, for callers comparing one word with many.
     """
     rules = _rules_at(typed) if rules is None else rules
@@ -122,6 +142,8 @@ def error_cost(typed: str, meant: str, rules: list | None = None) -> float:
                         target[j + len(want)] = min(target[j + len(want)], here + cost)
                 if i + 1 < n and j + 1 < m and t == meant[j + 1] and typed[i + 1] == meant[j]:
                     d[i + 2][j + 2] = min(d[i + 2][j + 2], here + SWAP_COST)
+                if i + 2 < n and j + 2 < m and _moved(typed[i : i + 3], meant[j : j + 3]):
+                    d[i + 3][j + 3] = min(d[i + 3][j + 3], here + MOVE_COST)
             if j < m:  # a letter meant that was not typed
                 if meant[j] == " ":
                     missing = SPACE_COST
@@ -131,6 +153,17 @@ def error_cost(typed: str, meant: str, rules: list | None = None) -> float:
                     missing = EDIT_COST
                 row[j + 1] = min(row[j + 1], here + missing)
     return d[n][m]
+
+
+def _moved(typed: str, meant: str) -> bool:
+    """Three letters with one moved two places or two swapped across a third.
+
+    "cza" for "acz" ("jednoznczanie"), "eri" for "ier" ("poperiali"), "luz" for "zul"
+    ("reluztacie").
+    """
+    if typed == meant or sorted(typed) != sorted(meant):
+        return False
+    return typed in (meant[1:] + meant[0], meant[2] + meant[:2], meant[::-1])
 
 
 def _one_edit(k: str) -> set[str]:
@@ -246,3 +279,45 @@ def _ranked(word: str, forms) -> tuple[Candidate, ...]:
         for f, cost in sorted(scored, key=lambda x: (x[1], x[0]))
         if cost <= MAX_COST
     )
+
+
+def _plausible(padded: str, at: int) -> bool:
+    """The letter at `at` makes no trigram that Polish forms rarely have (GUESS_TRIGRAM)."""
+    return all(trigram_count(padded[k : k + 3]) >= GUESS_TRIGRAM for k in range(at - 2, at + 1))
+
+
+@lru_cache(maxsize=4096)
+def wider(word: str) -> tuple[Candidate, ...]:
+    """Known forms two edits from `word` (lower-case), cheapest first; () for unusable input.
+
+    For a word no cheap slip explains: the frequency table's forms whose key starts with the
+    same letter and is two edits (insertions, deletions, substitutions, adjacent swaps) from
+    the word's (three for a long one), and where none of those is a single edit away, the
+    forms Morfeusz knows with one letter more, which the table may lack ("kantabryjkie" ->
+    "kantabryjskie"; only guesses where the letter added makes trigrams common in Polish
+    forms are asked). Costs as `error_cost`, up to WIDE_MAX_COST.
+    """
+    if not word or len(word) > MAX_WORD or word != word.lower() or not word.isalpha():
+        return ()
+    k = key(word)
+    found: set[str] = set()
+    if len(k) >= WIDE_MIN_KEY:
+        edits = WIDE_EDITS + (len(k) >= LONG_KEY)
+        for n in range(len(k) - edits, len(k) + edits + 1):
+            near = process.extract(
+                k, keys_like(k[0], n), scorer=distance.OSA.distance, score_cutoff=edits, limit=None
+            )
+            found |= {form for hit, _, _ in near for form in forms_by_key(hit)}
+    found.discard(word)
+    rules = _rules_at(word)
+    scored = [(error_cost(word, f, rules), f) for f in found]
+    if not any(cost <= EDIT_COST for cost, _ in scored):  # a rare form a letter away?
+        guesses = {
+            word[:i] + c + word[i:]
+            for i in range(1, len(word) + 1)
+            for c in WIDE_LETTERS
+            if _plausible(f"^{word[:i]}{c}{word[i:]}$", i + 1)
+        }
+        rare = known_among(sorted(g for g in guesses if polish_zipf(g) == 0))
+        scored += [(error_cost(word, f, rules), f) for f in rare]
+    return tuple(Candidate(f, cost) for cost, f in sorted(scored) if cost <= WIDE_MAX_COST)

@@ -1,10 +1,12 @@
-"""Write the spelling checker's frequency tables (polish/data/words-pl.tsv.gz, words-en.tsv.gz).
+"""Write the spelling checker's frequency tables (polish/data/words-{pl,en,other}.tsv.gz).
 
 From wordfreq's large Polish and English lists (wordfreq 3.1.1, data CC BY-SA 4.0): every
 Polish form Morfeusz 2 knows as a word (not only as an abbreviation or a numeral), with its
-Zipf frequency (x10, rounded), and the English words from Zipf 2.5 up. The checker ranks
-candidates by how common they are (polish/lexicon.py) and tells English words in Polish text
-by the second table. One-off, about a minute:
+Zipf frequency (x10, rounded); the English words from Zipf 2.5 up; and the words of the Polish
+list Morfeusz does not know at all (names, foreign words, common misspellings). The checker
+ranks candidates by how common they are (polish/lexicon.py), tells English words in Polish text
+by the second table, and a name from a slip by the third. wordfreq folds case: which forms
+must be capitalised the checker asks Morfeusz (its proper-name lemmas). One-off, two minutes:
 
     pip install wordfreq==3.1.1 && python scripts/build_spelling_data.py
 """
@@ -47,6 +49,8 @@ def main() -> None:
     polish = [w for w in get_frequency_dict("pl") if WORD.fullmatch(w)]
     known = [(w, zipf_frequency(w, "pl")) for w in tqdm(polish, "Morfeusz") if suggestible(w)]
     write(DATA / "words-pl.tsv.gz", known)
+    other = [(w, zipf_frequency(w, "pl")) for w in polish if not is_known(w)]
+    write(DATA / "words-other.tsv.gz", other)
     english = [
         (w, zipf_frequency(w, "en")) for w in get_frequency_dict("en") if ENGLISH.fullmatch(w)
     ]

@@ -37,7 +37,7 @@ CHECKS = {
         "Polecenie `grep --color` i adres https://example.com zostają bez uwag.\n",
         "zaczoł",
         "zaczął",
-        "not a Polish word",
+        "unknown word",
         "Wczoraj wieczorem zaczął padać",
     ),
     "grammar": (

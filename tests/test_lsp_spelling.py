@@ -118,6 +118,35 @@ async def test_zaczol_gets_a_diagnostic_and_a_quick_fix_that_writes_zaczal(clien
     await diagnostics_of(client, uri, lambda d: "zaczoł" not in words_of(d))
 
 
+async def test_a_name_written_small_and_an_unknown_word_get_their_fixes(client):
+    text = "Rywalizował skutecznie z francją.\n\nStała tam szafa treliażowej konstrukcji.\n"
+    uri = open_doc(client, text, "case.md")
+    found = await diagnostics_of(client, uri, lambda d: len(d) == 2)
+    name, unknown = found
+    assert (name.data["word"], name.code, name.data["suggestions"][0]) == (
+        "francją",
+        "case",
+        "Francją",
+    )
+    assert (unknown.data["word"], unknown.code, unknown.data["suggestions"]) == (
+        "treliażowej",
+        "unknown",
+        [],
+    )
+    assert "unknown word" in unknown.message and "add it to the dictionary" in unknown.message
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=unknown.range,
+            context=types.CodeActionContext(diagnostics=[unknown]),
+        )
+    )
+    assert [a.title for a in actions][:2] == [  # no correction: adding it comes first
+        "Add “treliażowej” to the dictionary (all its forms)",
+        "Add “treliażowej” to the workspace dictionary (all its forms)",
+    ]
+
+
 async def test_a_pulling_client_gets_the_same_diagnostics(client):
     uri = open_doc(client, "Nie wiem, czy sie uda.\n", "pull.md")
     report = await client.text_document_diagnostic_async(

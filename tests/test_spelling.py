@@ -58,6 +58,36 @@ def test_a_capital_at_a_sentence_start_is_no_name():
     assert questioned("Zaczoł padać.")["Zaczoł"][0] == "Zaczął"
 
 
+def test_capitalised_words_are_checked_like_the_others():
+    """A capital inside a sentence hides no slip of a known form; a name near none is left."""
+    found = questioned("Ziemie Indii Wscodnich. Przewidywlny wynik. Syn Kazimierza Jagillończyka.")
+    assert found["Wscodnich"][0] == "Wschodnich"
+    assert "Przewidywalny" in found["Przewidywlny"][:3]
+    assert found["Jagillończyka"][0] == "Jagiellończyka"
+    names = "Spotkanie z Kaddafim i Artymowskim w Uusikaupunki, z Debianem i Vimie, Sacher-Masoch."
+    assert questioned(names) == {}
+
+
+def test_case_as_polish_writes_it():
+    """Names written small get their capital; capitals typed inside a word are questioned."""
+    text = "Rywalizował z francją. Andrzej NAdolski i Sebastian MIla grali na ZSkłonny sposób."
+    found = {f.word: f for f in spelling.questioned(spelling.check(text))}
+    assert found["francją"].suggestions[0] == "Francją" and found["francją"].reason == "case"
+    assert found["NAdolski"].suggestions == ("Nadolski",) and found["MIla"].reason == "case"
+    assert found["ZSkłonny"].suggestions[0] == "Skłonny"
+    assert questioned("Pokój san-stefański, PKiN, iPhone i GitHub, Polacy w Polsce.") == {}
+    assert questioned("Nie wiem, czy bedzie padać.")["bedzie"][0] == "będzie"  # a slip, not Beda
+
+
+def test_an_unknown_word_is_questioned_even_with_no_fix_near():
+    """The nearest forms two edits away; none at all for a Polish-looking word no slip explains."""
+    found = questioned("W reluztacie było to jednoznczanie złe, bo poperiali go i abberacji.")
+    assert found["reluztacie"][0] == "rezultacie" and found["poperiali"][0] == "popierali"
+    assert found["jednoznczanie"][0] == "jednoznacznie" and found["abberacji"][0] == "aberracji"
+    assert questioned("Wyjął z szafy źdźbłośćki.") == {"źdźbłośćki": ()}
+    assert questioned("Zrób commit, potem triggera z hostowania i passwd.") == {}
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -78,7 +108,7 @@ def test_code_urls_paths_options_and_markup_are_left_alone(text):
 
 def test_names_abbreviations_acronyms_and_english_are_left_alone():
     text = (
-        "Spotkanie z Zełenskim odbyło się w 2024 r. w tzw. sali NATO, np. o 10. "
+        "Spotkanie z Artymowskim odbyło się w 2024 r. w tzw. sali NATO, np. o 10. "
         "Komunikat brzmiał: the quick brown fox jumps over the lazy dog. "
         "Uruchom polecenie debug i zobacz plik README."
     )
@@ -86,9 +116,9 @@ def test_names_abbreviations_acronyms_and_english_are_left_alone():
 
 
 def test_a_term_the_document_repeats_is_not_a_slip():
-    """Three times "dumpa" (only random edits explain it): a term; "sie" and "napewno" stay."""
-    assert "dumpa" in questioned("Zrób dumpa bazy.")
-    text = "Zrób dumpa. Bez dumpa nic. Z dumpa wszystko. {0} {0} {0}"
+    """Three times "kwerla" (only random edits explain it): a term; "sie" and "napewno" stay."""
+    assert "kwerla" in questioned("Zrób kwerla bazy.")
+    text = "Zrób kwerla. Bez kwerla nic. Z kwerla wszystko. {0} {0} {0}"
     assert set(questioned(text.format("Nie wiem, czy sie uda."))) == {"sie"}
     assert set(questioned(text.format("Przyjdę napewno."))) == {"napewno"}
     assert set(questioned(text.format("Nie wiem wogule."))) == {"wogule"}
@@ -199,3 +229,34 @@ def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
     }
     assert check(str(good)).returncode == 0
     assert check(str(tmp_path / "missing.md")).returncode == 2
+
+
+def test_the_real_error_bench_places_errors_and_scores_a_checker(tmp_path):
+    """PlEWi's format: errors by word index in both texts (a comma taken out shifts the rest)."""
+    import json
+
+    from app.bench import spelling_real as real
+    from app.bench.spelling import count_words
+    from decoder.config import ConfigError
+
+    row = {
+        "text": "Wczoraj zaczoł padać , a sie nie.",
+        "new_text": "Wczoraj zaczął padać, a się nie.",
+        "errors": [
+            {"error": "zaczoł", "correction": "zaczął", "position": 1, "type": "nonword"},
+            {"error": ",", "correction": "", "position": 3, "type": "", "category": "x"},
+            {"error": "sie", "correction": "się", "position": 5, "type": "nonword"},
+        ],
+    }
+    path = tmp_path / "errors.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    (s,) = real.load(str(path), "train")
+    spans = [(s.text[e.start : e.end], s.clean[e.clean_start : e.clean_end]) for e in s.errors]
+    assert spans == [("zaczoł", "zaczął"), ("sie", "się")]  # the comma is no word to spell
+    check = lambda text: spelling.questioned(spelling.check(text))  # noqa: E731
+    r = real.score([s], *real.run_checker([s], check)[:2], count_words)
+    assert (r["nonword"], r["recall"], r["top1"], r["clean_flags"]) == (2, 1.0, 1.0, 0)
+    assert r["corrections_flagged"] == 0.0 and r["recall_by"]["type"]["nonword"] == 1.0
+    path.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 1"):
+        real.load(str(path), "all")

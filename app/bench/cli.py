@@ -226,8 +226,17 @@ def _add_ab(suites: Any) -> None:
 def _add_spelling(suites: Any) -> None:
     about = "Polish spelling against hunspell-pl on injected errors (app/bench/spelling.py)"
     p = suites.add_parser("spelling", allow_abbrev=False, help=about)
-    p.add_argument("--split", choices=("test", "train", "all"), default="test")
-    p.add_argument("--data", help="also a folder of clean .txt files (errors injected there too)")
+    p.add_argument(
+        "--split",
+        choices=("test", "train", "all"),
+        help="the held-out or the tuning half (injected errors: by id, default test; a file "
+        "of real errors: odd or even lines, default all)",
+    )
+    p.add_argument(
+        "--data",
+        help="a folder of clean .txt files (errors injected there too), or a file of real "
+        "errors, one PlEWi sentence a line (text, new_text, errors): measured as they are",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--model", action=argparse.BooleanOptionalAction, default=True)
     p.add_argument("--out", default=".", help="folder for spelling.md/.json/.png (default: here)")

@@ -28,10 +28,12 @@ import shutil
 import subprocess
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
+from app.bench import spelling_real as real
 from app.bench.machine import describe as describe_machine
 from app.bench.machine import load_average
 from app.bench.report import table, write_report
@@ -200,6 +202,7 @@ class Hunspell:
             [binary, "-a", "-d", dictionary],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # iconv's complaints about letters pl_PL cannot spell
             text=True,
             encoding="utf-8",
             bufsize=1,
@@ -468,7 +471,163 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _checkers(settings: Settings, model: bool) -> dict[str, Callable[[], Callable]]:
+    """Each checker's start-up, returning its `check(text) -> flags`: hunspell-pl, then ours."""
+
+    def hunspell():
+        return Hunspell().check
+
+    def dictionary():
+        lexicon.load()
+        return lambda text: spelling.questioned(spelling.check(text))
+
+    def ranked():
+        from decoder.pipeline import load_scorer
+
+        lexicon.load()
+        score = load_scorer(settings, progress=False).score
+        return lambda text: spelling.rank(text, spelling.check(text), score)
+
+    out = {"hunspell-pl": hunspell, "bielik-lsp (dictionary)": dictionary}
+    if model:
+        out[f"bielik-lsp ({settings.target})"] = ranked
+    return out
+
+
+def run_real(settings: Settings, args: argparse.Namespace) -> str:
+    """Real writers' errors from a PlEWi-format file (app/bench/spelling_real.py)."""
+    split = args.split or "all"
+    sentences = real.load(args.data, split)
+    results, by_half = {}, {}
+    for name, start in _checkers(settings, args.model).items():
+        began = time.perf_counter()
+        check = start()
+        startup = time.perf_counter() - began
+        written, corrected, seconds = real.run_checker(sentences, check)
+        results[name] = real.score(sentences, written, corrected, count_words)
+        results[name]["seconds"] = startup + seconds
+        if split == "all":
+            by_half[name] = real.halves(sentences, written, corrected, count_words)
+    lines = {"train": "even lines", "test": "odd lines", "all": "every line"}[split]
+    header = (
+        f"# Polish spelling on real writers' errors: bielik-lsp against hunspell-pl\n\n"
+        f"{args.data} ({split}: {lines}), {len(sentences)} sentences, "
+        f"{sum(len(s.errors) for s in sentences)} errors located, "
+        f"{results['hunspell-pl']['nonword']} of them non-words; each sentence checked as "
+        f"written and as corrected. {_machine()}\n\nCommand: `{args.command_line}`"
+    )
+    text = real_report(results, by_half, header)
+    raw = _figures({"results": results, "halves": by_half})
+    return _publish(args, "spelling-real", text, raw, lambda path: real_plot(results, path))
+
+
+def _machine() -> str:
+    return f"Machine: {describe_machine()}; load average {load_average()} at the end."
+
+
+def _publish(args: argparse.Namespace, stem: str, text: str, raw: dict, draw) -> str:
+    """OUT/STEM.md, .json and .png; the report's text."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_report(out, stem, text, raw)
+    draw(out / f"{stem}.png")
+    return text
+
+
+REAL_COLUMNS = [
+    "non-words flagged",
+    "case non-words flagged",
+    "first suggestion right",
+    "top-3",
+    "flags / 1,000 clean words",
+    "corrected words flagged",
+]
+
+
+def _real_row(r: dict) -> list[str]:
+    return [
+        f"{r['recall']:.1%} of {r['nonword']}",
+        f"{r['capitals_recall']:.0%} of {r['capitals']}",
+        f"{r['top1']:.1%}",
+        f"{r['top3']:.1%}",
+        f"{r['flags_per_1000']:.1f}",
+        f"{r['corrections_flagged']:.1%}",
+    ]
+
+
+def _figures(raw: dict) -> dict:
+    """`raw` without the words themselves (what was missed, what was flagged): the data's own."""
+    if not isinstance(raw, dict):
+        return raw
+    words = ("misses", "corrections_flagged_words")
+    return {k: _figures(v) for k, v in raw.items() if k not in words}
+
+
+def real_report(results: dict, by_half: dict, header: str) -> str:
+    rows = [[name, *_real_row(r), f"{r['seconds']:.1f}"] for name, r in results.items()]
+    parts = [header, table(["checker", *REAL_COLUMNS, "time, s"], rows)]
+    if by_half:
+        parts.append(
+            "By half: the checker's constants were set on the even lines (train); the odd "
+            "lines (test) are held out:"
+        )
+        rows = [
+            [name, half, *_real_row(r)]
+            for name, halves in by_half.items()
+            for half, r in halves.items()
+        ]
+        parts.append(table(["checker", "half", *REAL_COLUMNS], rows))
+    for axis in ("type", "category"):
+        counts = next(iter(results.values()))["counts_by"][axis]
+        labels = sorted(counts, key=lambda k: -counts[k])
+        parts.append(f"Errors flagged by {axis} (n: errors of that {axis}):")
+        parts.append(
+            table(
+                [axis, "n", *results],
+                [
+                    [
+                        k,
+                        str(counts[k]),
+                        *(f"{r['recall_by'][axis][k]:.0%}" for r in results.values()),
+                    ]
+                    for k in labels
+                ],
+            )
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def real_plot(results: dict, path: Path) -> None:
+    """Non-words flagged, first suggestion right, and false alarms: one colour per checker."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    colours = [f"C{i}" for i in range(len(names))]
+    panels = (
+        ("recall", "non-word errors flagged, %", 100),
+        ("top1", "first suggestion right, %", 100),
+        ("flags_per_1000", "flags per 1,000 clean words", 1),
+        ("seconds", "time, s", 1),
+    )
+    fig, axes = plt.subplots(1, len(panels), figsize=(14, 4.2))
+    for ax, (key, label, scale) in zip(axes, panels, strict=True):
+        ax.bar(range(len(names)), [results[n][key] * scale for n in names], color=colours)
+        ax.set_xticks([])
+        ax.set_title(label, fontsize=10)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours]
+    fig.legend(handles, names, loc="lower center", ncol=len(names))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def run(settings: Settings, args: argparse.Namespace) -> str:
+    if args.data and Path(args.data).is_file():
+        return run_real(settings, args)
+    args.split = args.split or "test"
     rng = random.Random(args.seed)
     items = corpus(args.split, args.data)
     if not items:
@@ -497,14 +656,8 @@ def run(settings: Settings, args: argparse.Namespace) -> str:
         f"# Polish spelling: bielik-lsp against hunspell-pl\n\n"
         f"{len(docs)} excerpts ({args.split} split{', + ' + args.data if args.data else ''}), "
         f"{errors} injected non-word errors, {words_checked} words checked (each excerpt with "
-        f"its errors and clean), seed {args.seed}. Machine: {describe_machine()}; load average "
-        f"{load_average()} at the end. hunspell: {hun['version']}.\n\n"
+        f"its errors and clean), seed {args.seed}. {_machine()} hunspell: {hun['version']}.\n\n"
         f"Command: `{args.command_line}`"
     )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    text = report(results, header)
     raw = {"results": results, "docs": [asdict(d) for d in docs[:5]]}
-    write_report(out, "spelling", text, raw)
-    plot(results, out / "spelling.png")
-    return text
+    return _publish(args, "spelling", report(results, header), raw, lambda p: plot(results, p))
