@@ -54,7 +54,8 @@ def hf_tokenizer(tokenizer):
     return getattr(tokenizer, "_tokenizer", tokenizer)
 
 
-_ROWS: ContextVar[range | None] = ContextVar("one_query_at_a_time", default=None)
+_ONE_QUERY = ContextVar("one_query_at_a_time", default=False)
+_ROWS: ContextVar[range | None] = ContextVar("padded_rows", default=None)
 
 
 @contextmanager
@@ -64,11 +65,12 @@ def one_query_at_a_time(rows: range | None = None):
     Only the queries of `rows` (all, if None) attend, the last of them to every key the cache
     returns; the pass's other rows (padding that gives it a fixed width) get zeros.
     """
-    token = _ROWS.set(rows)
+    token, rows_token = _ONE_QUERY.set(True), _ROWS.set(rows)
     try:
         yield
     finally:
-        _ROWS.reset(token)
+        _ROWS.reset(rows_token)
+        _ONE_QUERY.reset(token)
 
 
 @contextmanager
@@ -113,7 +115,7 @@ def _rowwise(attend):
 
     def attention(queries, keys, values, cache, scale, mask, sinks=None):
         n, rows = queries.shape[2], _ROWS.get()
-        if n == 1 and rows is None:
+        if not _ONE_QUERY.get() or (n == 1 and rows is None):  # batched outside (prefill)
             return attend(queries, keys, values, cache=cache, scale=scale, mask=mask, sinks=sinks)
         import mlx.core as mx
 
