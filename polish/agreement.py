@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from polish.morphology import analyse, is_abbreviation, paradigm
 from polish.sentences import ends_sentence
-from polish.words import masked
+from polish.words import prose_matches
 
 CASES = frozenset({"nom", "gen", "dat", "acc", "inst", "loc", "voc"})
 NUMBERS = frozenset({"sg", "pl"})
@@ -157,16 +157,10 @@ class Token:
 
 def tokens(text: str) -> list[Token]:
     """The words and numbers of `text` outside code, URLs and markup, with their readings."""
-    spans = masked(text)
     out: list[Token] = []
-    sentence, previous_end, k = 0, 0, 0
-    for m in _TOKEN.finditer(text):
+    sentence = 0
+    for m, previous_end in prose_matches(_TOKEN, text):
         start, end = m.span()
-        while k < len(spans) and spans[k][1] <= start:
-            k += 1
-        if k < len(spans) and spans[k][0] < end:
-            previous_end = max(end, spans[k][1])
-            continue
         gap = text[previous_end:start]
         if out and _ends(text, previous_end, gap):
             sentence += 1
@@ -177,7 +171,6 @@ def tokens(text: str) -> list[Token]:
         short = text[end : end + 1] == "." and is_abbreviation(word)  # "art. 5", "ok. 600"
         found = () if word[0].isdigit() or glued or short else readings(word)
         out.append(Token(start, end, word, found, joined, sentence, gap))
-        previous_end = end
     return out
 
 

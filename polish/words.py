@@ -90,29 +90,37 @@ def masked(text: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-def words(text: str) -> Iterator[Word]:
-    """The prose words of `text`, outside masked spans, with whether each starts a sentence."""
-    spans = masked(text)
-    k = 0
-    previous_end = 0
-    for m in _WORD.finditer(text):
+def prose_matches(pattern: re.Pattern, text: str) -> Iterator[tuple[re.Match, int]]:
+    """Matches of `pattern` outside masked spans, each with where the text before it starts.
+
+    That is the end of the match or masked span passed last: what lies between (spaces,
+    punctuation, a sentence's end) tells how the two are joined.
+    """
+    spans, k, previous_end = masked(text), 0, 0
+    for m in pattern.finditer(text):
         start, end = m.span()
         while k < len(spans) and spans[k][1] <= start:
             k += 1
         if k < len(spans) and spans[k][0] < end:
             previous_end = max(end, spans[k][1])
             continue
+        yield m, previous_end
+        previous_end = end
+
+
+def words(text: str) -> Iterator[Word]:
+    """The prose words of `text`, outside masked spans, with whether each starts a sentence."""
+    for m, previous_end in prose_matches(_WORD, text):
+        start, end = m.span()
         before = text[start - 1] if start else " "
         after = text[end] if end < len(text) else " "
         dotted = after == "." and end + 1 < len(text) and text[end + 1].isalnum()
         if before in _GLUED_BEFORE or after in _GLUED_AFTER or dotted:
-            previous_end = end
             continue
         between = text[previous_end:start]
         opening = previous_end == 0 and not between.strip()
         first = opening or bool(_SENTENCE_END.search(between))
         yield Word(start, end, m.group(), first)
-        previous_end = end
 
 
 _FENCE = re.compile(
