@@ -30,6 +30,7 @@ from .suggestions import (
     SAMPLED,
     Deadlines,
     Job,
+    adds_to,
     context,
     from_result,
     generate,
@@ -38,6 +39,8 @@ from .suggestions import (
     ranked,
 )
 from .worker import Generated, Ticket
+
+ALTERNATIVE_DRAWS = 4  # sampled runs tried for an alternative that differs from what is shown
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +143,7 @@ async def _compute(
         return None
     items = from_result(result, job, "model")
     if invoked and not ticket.should_stop():
-        more = await _sampled(ls, uri, before + after, job, ticket)
+        more = await _sampled(ls, uri, before + after, job, ticket, items)
         if more is None:
             return None
         items += more
@@ -165,7 +168,7 @@ async def _add_sampled(
         return items
     ticket = Ticket(ls.config.server.time_budget_ms / 1000, arrived=arrived)
     job = job_for(ls, uri, before, after)
-    more = await _sampled(ls, uri, before + after, job, ticket)
+    more = await _sampled(ls, uri, before + after, job, ticket, items)
     if more is None:
         return None
     items = [*items, *more]
@@ -174,14 +177,22 @@ async def _add_sampled(
 
 
 async def _sampled(
-    ls: BielikServer, uri: str, source: str, job: Job, ticket: Ticket
+    ls: BielikServer, uri: str, source: str, job: Job, ticket: Ticket, shown: list[Item]
 ) -> list[Item] | None:
-    """A sampled run of `job` (None when superseded)."""
+    """A sampled run of `job` that shows something `shown` does not (None when superseded).
+
+    A small model's draw often repeats the greedy item, or its start, and would be dropped:
+    Alt+] would then show nothing new. So it draws again, within the ticket's budget.
+    """
     sampled = replace(job, sampling=SAMPLED, times=Deadlines())
-    more = await _run(ls, uri, source, sampled, ticket)
-    if more is None or ticket.cancelled:
-        return None
-    return from_result(more, sampled, "sampled")
+    for _ in range(ALTERNATIVE_DRAWS):
+        more = await _run(ls, uri, source, sampled, ticket)
+        if more is None or ticket.cancelled:
+            return None
+        found = [i for i in from_result(more, sampled, "sampled") if adds_to(shown, i)]
+        if found or ticket.should_stop():
+            return found
+    return []
 
 
 async def _run(

@@ -233,7 +233,12 @@ def ranked(items: list[Item]) -> list[Item]:
     """
     out: list[Item] = []
     for candidate in sorted(items, key=lambda i: not i.joins):
-        text = candidate.text.rstrip()
-        if text and not any(o.text.rstrip().startswith(text) for o in out):
+        if adds_to(out, candidate):
             out.append(candidate)
     return out[:MAX_ITEMS]
+
+
+def adds_to(items: list[Item], candidate: Item) -> bool:
+    """Whether `candidate` would show something new beside `items` (not only an item's start)."""
+    text = candidate.text.rstrip()
+    return bool(text) and not any(o.text.rstrip().startswith(text) for o in items)

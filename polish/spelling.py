@@ -46,6 +46,9 @@ MODEL_MARGIN = 3.0  # nats a candidate must beat a known word by, in its sentenc
 # much more common (Zipf units), before the model reads the sentence.
 CONTEXT_MAX_COST = 0.8
 CONTEXT_MIN_LEAD = 1.0
+# A known form Polish text never writes (not in the frequency list: "przysosowane"): a slip
+# away from a form this common, the model reads it too.
+UNWRITTEN_MIN_ZIPF = 3.0
 RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
 RARE_MAX_COST = 1.2  # ... and this near
 NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
@@ -300,20 +303,23 @@ def _question(
 def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     """A small-letter word Morfeusz does not know: questioned where it looks Polish.
 
-    It does with a Polish letter, or with a likely slip of a known form (`_likely`); without
-    either it is a command, code, or another language's word ("passwd", "chroot"), left alone
-    unless its letter trigrams all look Polish. Questioned with the nearest forms (two edits
-    away where no slip explains it: `wider`), or with none: an unknown word, which the writer
-    may add to the dictionary; not where Polish text writes it all the same (wordfreq).
+    It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
+    letter trigrams that all occur in Polish forms ("subwencjonowniu"); without any it is a
+    command, code, or another language's word ("passwd", "chroot"), left alone. Questioned with
+    the nearest forms (two edits away where no slip explains it: `wider`), or with none: an
+    unknown word, which the writer may add to the dictionary; not where Polish text writes it
+    all the same (wordfreq).
     """
     low = word.text
+    rarest = rarest_trigram(low)
     polish = bool(POLISH_LETTERS.intersection(low))
-    if not polish and found and not any(map(_likely, found)) and rarest_trigram(low) <= ODD_TRIGRAM:
+    if not polish and found and not any(map(_likely, found)) and rarest <= ODD_TRIGRAM:
         return None
+    looks = polish or rarest > ODD_TRIGRAM
     if not found or found[0].cost >= EDIT_COST:
         wide = wider(low)
-        found = _merged(found, wide if polish or found else tuple(filter(_likely, wide)))
-    if not found and (not polish or other_zipf(low)):
+        found = _merged(found, wide if looks or found else tuple(filter(_likely, wide)))
+    if not found and (not looks or other_zipf(low)):
         return None
     return _finding(word, found, "unknown")
 
@@ -419,15 +425,20 @@ def _stray_finding(word: Word) -> Finding | None:
 
 
 def _context_candidate(word: Word, low: str) -> Finding | None:
-    """A known word with a far commoner near form: questioned only if the model agrees."""
+    """A known word with a far commoner near form: questioned only if the model agrees.
+
+    Near: a diacritic or a sounds-alike spelling away; a slip away for a form Polish text
+    never writes (the frequency list lacks it: rare forms of SGJP's derived words, places).
+    """
     if len(low) < 2:
         return None
-    lead = polish_zipf(low) + CONTEXT_MIN_LEAD
+    zipf = polish_zipf(low)
     near = tuple(
         c
-        for c in same_key(low)
-        if c.cost <= CONTEXT_MAX_COST
-        and polish_zipf(c.text) >= lead
+        for c in (same_key(low) if zipf else candidates(low))
+        if (c.cost <= CONTEXT_MAX_COST or not zipf and c.cost <= EDIT_COST)
+        and polish_zipf(c.text) >= (zipf + CONTEXT_MIN_LEAD if zipf else UNWRITTEN_MIN_ZIPF)
+        and " " not in c.text
         and not _lemmas(c.text) & _lemmas(low)  # another form of the same word: grammar
     )
     if not near:

@@ -300,6 +300,28 @@ async def test_alternatives_from_the_ring_counted_per_kind(client: LanguageClien
     )
 
 
+async def test_explicit_request_gets_a_different_sampled_item(client: LanguageClient):
+    """Alt+] (an explicit request) shows a sampled item that is not the greedy one or its start.
+
+    The model's draws often repeat the greedy text; a draw that would show nothing new is redrawn.
+    """
+    uri = client.editor.open("Zamówienie.\n\nDostawca dostarczy towar do magazynu ", "alt.md")
+    params = types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=client.editor.end(uri),
+        context=types.InlineCompletionContext(
+            trigger_kind=types.InlineCompletionTriggerKind.Invoked
+        ),
+    )
+    texts = [
+        i.insert_text for i in (await client.text_document_inline_completion_async(params)).items
+    ]
+    kinds = (await stats(client, uri))["files"][uri]["kinds"]
+    assert kinds["model"]["delivered"] == kinds["sampled"]["delivered"] == 1, (kinds, texts)
+    assert len(texts) == len(set(texts)) >= 2
+    assert not any(a != b and a.rstrip() and b.startswith(a.rstrip()) for a in texts for b in texts)
+
+
 async def test_cancel_request_gives_32800(client: LanguageClient):
     uri = client.editor.open(TEXT)
     params = types.InlineCompletionParams(
