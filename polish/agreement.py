@@ -317,11 +317,15 @@ def _closes(toks: list[Token], i: int) -> bool:
 
 
 def _head_before(toks: list[Token], j: int, adjs: list[Reading]) -> bool:
-    """The noun at j is a genitive after a noun (up to 3 words back) the adjective agrees with."""
-    if not any("gen" in n.case for n in _nominal(toks[j])):
-        return False
+    """The noun at j is a genitive after a noun (up to 3 words back) the adjective agrees with.
+
+    Only over a chain of genitives: "język znaczników podobny", not "dla Niemiec
+    renegocjowaniu spłaty reparacji wojenny" (a locative breaks it).
+    """
     k = j
     while k > 0 and j - k < 3 and toks[k].joined:
+        if not any("gen" in n.case for n in _nominal(toks[k])):
+            return False
         k -= 1
         if any(agree(x, n, NP) for x in adjs for n in _nominal(toks[k])):
             return True

@@ -121,6 +121,12 @@ def test_a_rule_switched_off_is_not_reported():
         ("żółty - do schronisko PTTK przy Morskim Oku", "schronisko", "schroniska"),  # PlEWi
         ("Nie uzyskał reelekcji w kolejnych wyborów.", "wyborów", "wyborach"),  # PlEWi
         ("zwycięstwo brytyjskie na wojskami emirów", "na", "nad"),  # PlEWi: the preposition
+        # an adjective after a genitive: the noun it might belong to is past a locative
+        (
+            "Mówił o korzystnym dla Niemiec spłacaniu reparacji wojenny z czasów wojny.",
+            "wojenny",
+            "wojennych",
+        ),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -141,6 +147,7 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Kodeks karny Królestwa Polskiego obowiązywał długo.",
         "Na dole twojego *.htconfig.php* znajduje się kilka linii.",  # markup after the word
         "bycie stygmatem seksualnej perwesji",  # PlEWi: an unknown word after the adjective
+        "Opisał język znaczników podobny do innych.",  # the adjective is the noun before's
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
