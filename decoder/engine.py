@@ -154,7 +154,8 @@ class Engine:
         if choice.reason not in run.stats.reasons:
             run.stats.reasons.append(choice.reason)
         room = min(run.max_tokens - run.generated, self.context_length - len(run.ids))
-        k = self._whole_passes(len(run.ids) - 1, min(choice.k, room - 1) + 1) - 1
+        # ids that would start a padded pass of their own are not drafted (MLX exact)
+        k = self.runner.whole_passes(len(run.ids) - 1, min(choice.k, room - 1) + 1) - 1
         other_s = run.clock.lap()
         draft, draft_s = NO_DRAFT, 0.0
         if choice.drafter is not None and k > 0:
@@ -187,15 +188,6 @@ class Engine:
             )
         )
         return new
-
-    def _whole_passes(self, start: int, n: int) -> int:
-        """How many of `n` ids to verify from `start`: those that fill the passes they start.
-
-        A backend whose every pass costs the same whatever it holds (MLX's padded passes)
-        would pay a whole pass for the last few tokens of a draft: they are cut off.
-        """
-        cut = getattr(self.runner, "whole_passes", None)
-        return cut(start, n) if cut else n
 
     def _stop_reason(self, run: Run, should_stop: Callable[[], bool] | None) -> str:
         if run.ids[-1] in self.eos:

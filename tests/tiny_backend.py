@@ -53,6 +53,9 @@ class TinyBackend:
     def rewind(self, n: int) -> None:
         del self.ids[len(self.ids) - n :]
 
+    def whole_passes(self, start: int, n: int) -> int:
+        return n
+
     def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         self.rewind(len(self.ids) - plan_sync(self.ids, ids))
         tail = ids[len(self.ids) :]

@@ -49,6 +49,14 @@ class Backend(Protocol):
         """Drop the last `n` cached positions, exactly."""
         ...
 
+    def whole_passes(self, start: int, n: int) -> int:
+        """Of `n` ids to verify from position `start`, how many to feed in one forward.
+
+        `n` where a pass costs what it holds; fewer where every pass costs a fixed width (MLX's
+        padded exact passes), so a draft's last few ids do not pay a whole pass of their own.
+        """
+        ...
+
     def sync(self, ids: list[int], should_stop: Callable[[], bool] | None = None) -> np.ndarray:
         """Make the cache hold `ids`; the logits after the last one (vocab_size,)."""
         ...

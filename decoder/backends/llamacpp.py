@@ -298,6 +298,9 @@ class LlamaCppBackend:
         for start in range(0, len(ids), PREFILL_CHUNK):  # the batch's size
             self._decode(ids[start : start + PREFILL_CHUNK], [])
 
+    def whole_passes(self, start: int, n: int) -> int:
+        return n  # a pass costs what it holds
+
     def rewind(self, n: int) -> None:
         if n <= 0:
             return

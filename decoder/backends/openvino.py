@@ -403,6 +403,9 @@ class OpenVINOBackend:
         for start in range(0, len(ids), PREFILL_CHUNK):
             self._infer(ids[start : start + PREFILL_CHUNK], [])
 
+    def whole_passes(self, start: int, n: int) -> int:
+        return n  # a pass costs what it holds
+
     def rewind(self, n: int) -> None:
         """Mask out the last `n` positions; their keys and values stay until `squeeze`."""
         if n <= 0:
