@@ -305,7 +305,7 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
 
     It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
     letter trigrams that all occur in Polish forms ("subwencjonowniu"); without any it is a
-    command, code, or another language's word ("passwd", "chroot"), left alone. Questioned with
+    command, code, or another language's word ("passwd", "dpkg"), left alone. Questioned with
     the nearest forms (two edits away where no slip explains it: `wider`), or with none: an
     unknown word, which the writer may add to the dictionary; not where Polish text writes it
     all the same (wordfreq).
