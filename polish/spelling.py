@@ -304,11 +304,12 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     """A small-letter word Morfeusz does not know: questioned where it looks Polish.
 
     It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
-    letter trigrams that all occur in Polish forms ("subwencjonowniu"); without any it is a
-    command, code, or another language's word ("passwd", "dpkg"), left alone. Questioned with
-    the nearest forms (two edits away where no slip explains it: `wider`), or with none: an
-    unknown word, which the writer may add to the dictionary; not where Polish text writes it
-    all the same (wordfreq).
+    letter trigrams that all occur in Polish forms and a known form two edits away
+    ("subwencjonowniu"); without any it is a command, code, or another language's word
+    ("passwd", "dpkg"), left alone. Questioned with the nearest forms (two edits away where no
+    slip explains it: `wider`), or, with a Polish letter, with none: an unknown word, which
+    the writer may add to the dictionary; not where Polish text writes it all the same
+    (wordfreq).
     """
     low = word.text
     rarest = rarest_trigram(low)
@@ -319,7 +320,7 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     if not found or found[0].cost >= EDIT_COST:
         wide = wider(low)
         found = _merged(found, wide if looks or found else tuple(filter(_likely, wide)))
-    if not found and (not looks or other_zipf(low)):
+    if not found and (not polish or other_zipf(low)):
         return None
     return _finding(word, found, "unknown")
 
