@@ -46,9 +46,6 @@ MODEL_MARGIN = 3.0  # nats a candidate must beat a known word by, in its sentenc
 # much more common (Zipf units), before the model reads the sentence.
 CONTEXT_MAX_COST = 0.8
 CONTEXT_MIN_LEAD = 1.0
-# A known form Polish text never writes (not in the frequency list: "przysosowane"): a slip
-# away from a form this common, the model reads it too.
-UNWRITTEN_MIN_ZIPF = 3.0
 RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
 RARE_MAX_COST = 1.2  # ... and this near
 NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
@@ -68,6 +65,7 @@ STRAY_ZIPF = 5.0  # a one- or two-letter slip: corrections among the commonest w
 NEIGHBOUR_MAX = 1.4  # ... a neighbouring key away at most
 ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms: the word does not look Polish
 LIKELY_ZIPF = 2.0  # ... unless a near form this common explains it
+POLISH_LONG = 9  # an unknown word this long, no trigram odd, looks Polish (commands are shorter)
 TERM_REPEATS = 3  # an unknown word this often in one document is a term (drop_terms)
 TERM_MIN_COST = 2.0  # ... unless a correction cheaper than a random edit explains it
 LEFT_CHARS = 80  # context the model reads before a word, from its sentence's start at most
@@ -303,9 +301,9 @@ def _question(
 def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     """A small-letter word Morfeusz does not know: questioned where it looks Polish.
 
-    It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
-    letter trigrams that all occur in Polish forms and a known form two edits away
-    ("subwencjonowniu"); without any it is a command, code, or another language's word
+    It does with a Polish letter, with a likely slip of a known form (`_likely`), or, long
+    (POLISH_LONG), with letter trigrams that all occur in Polish forms and a known form two
+    edits away ("subwencjonowniu"); without any it is a command, code, or another language's word
     ("passwd", "dpkg"), left alone. Questioned with the nearest forms (two edits away where no
     slip explains it: `wider`), or, with a Polish letter, with none: an unknown word, which
     the writer may add to the dictionary; not where Polish text writes it all the same
@@ -316,7 +314,7 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     polish = bool(POLISH_LETTERS.intersection(low))
     if not polish and found and not any(map(_likely, found)) and rarest <= ODD_TRIGRAM:
         return None
-    looks = polish or rarest > ODD_TRIGRAM
+    looks = polish or rarest > ODD_TRIGRAM and len(low) >= POLISH_LONG
     if not found or found[0].cost >= EDIT_COST:
         wide = wider(low)
         found = _merged(found, wide if looks or found else tuple(filter(_likely, wide)))
@@ -426,20 +424,15 @@ def _stray_finding(word: Word) -> Finding | None:
 
 
 def _context_candidate(word: Word, low: str) -> Finding | None:
-    """A known word with a far commoner near form: questioned only if the model agrees.
-
-    Near: a diacritic or a sounds-alike spelling away; a slip away for a form Polish text
-    never writes (the frequency list lacks it: rare forms of SGJP's derived words, places).
-    """
+    """A known word with a far commoner near form: questioned only if the model agrees."""
     if len(low) < 2:
         return None
-    zipf = polish_zipf(low)
+    lead = polish_zipf(low) + CONTEXT_MIN_LEAD
     near = tuple(
         c
-        for c in (same_key(low) if zipf else candidates(low))
-        if (c.cost <= CONTEXT_MAX_COST or not zipf and c.cost <= EDIT_COST)
-        and polish_zipf(c.text) >= (zipf + CONTEXT_MIN_LEAD if zipf else UNWRITTEN_MIN_ZIPF)
-        and " " not in c.text
+        for c in same_key(low)
+        if c.cost <= CONTEXT_MAX_COST
+        and polish_zipf(c.text) >= lead
         and not _lemmas(c.text) & _lemmas(low)  # another form of the same word: grammar
     )
     if not near:

@@ -91,15 +91,6 @@ def test_an_unknown_word_is_questioned_even_with_no_fix_near():
     assert found["dofinansowniu"][0] == "dofinansowaniu"
 
 
-def test_a_known_form_polish_never_writes_is_read_by_the_model_beside_a_near_common_one():
-    """SGJP derives "przysosowany"; text writes "przystosowane" a slip away: the model decides."""
-    found = spelling.check("Zwierzęta są przysosowane do życia w wodzie.")
-    assert [(f.word, f.reason, f.candidates[0].text) for f in found] == [
-        ("przysosowane", "context", "przystosowane")
-    ]
-    assert spelling.questioned(found) == []  # without a model, a known word stays
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -205,9 +196,6 @@ def test_the_model_ranks_in_the_sentence_and_clears_known_words_that_fit():
     text = "Wczoraj wieczorem zaczoł padać deszcz. Poszliśmy do domu."
     found = spelling.rank(text, spelling.check(text), engine.score)
     assert [(f.word, f.suggestions[0]) for f in found] == [("zaczoł", "zaczął")]
-    text = "Zwierzęta są przysosowane do życia w wodzie."  # a known form, never written
-    found = spelling.rank(text, spelling.check(text), engine.score)
-    assert [(f.word, f.suggestions[0]) for f in found] == [("przysosowane", "przystosowane")]
     known = spelling.check("Dom stał między drzewami.")
     assert spelling.rank("Dom stał między drzewami.", known, engine.score) == []
 
