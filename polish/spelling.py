@@ -310,11 +310,10 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     (wordfreq).
     """
     low = word.text
-    rarest = rarest_trigram(low)
     polish = bool(POLISH_LETTERS.intersection(low))
-    if not polish and found and not any(map(_likely, found)) and rarest <= ODD_TRIGRAM:
+    if not polish and found and not any(map(_likely, found)) and rarest_trigram(low) <= ODD_TRIGRAM:
         return None
-    looks = polish or rarest > ODD_TRIGRAM and len(low) >= POLISH_LONG
+    looks = polish or len(low) >= POLISH_LONG and rarest_trigram(low) > ODD_TRIGRAM
     if not found or found[0].cost >= EDIT_COST:
         wide = wider(low)
         found = _merged(found, wide if looks or found else tuple(filter(_likely, wide)))
