@@ -52,9 +52,6 @@ PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
 # A client that pulls but cannot be asked to pull again (Neovim 0.12): its pull waits this long
 # for the model's verdicts on the version it asks about, or answers with what there is.
 PULL_WAIT_S = 30.0
-# Grammar's model work starts only once the writer has paused this long more (an edit cancels
-# it): while they type, every pause would otherwise send the engine a changed paragraph.
-GRAMMAR_SETTLE_S = 1.5
 __all__ = ["ADD_WORD", "IGNORE_WORD", "actions", "add_word", "ignore_word", "pull", "schedule"]
 
 
@@ -209,14 +206,10 @@ async def _model_pass(ls: BielikServer, uri: str, pending: list) -> None:
         return
     version = ls.spelling.accepted().version
     changed = False
-    settled = False
     for kind, paragraph, start, item in pending:
         if ls.documents.get(uri) is None:
             return
         if kind == "grammar":
-            if not settled:
-                await asyncio.sleep(GRAMMAR_SETTLE_S)
-                settled = True
             await _pause(ls)  # never while a completion request waits
             changed = await _ask_grammar(ls, paragraph, item) or changed
             continue

@@ -75,6 +75,7 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
 def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.supersession.supersede(uri)
+    ls.scoring.stir()  # the checkers' model work steps aside while the writer types
     try:
         doc = ls.documents.change(params, ls.encoding)
     except PositionError as e:
@@ -104,6 +105,7 @@ async def inline_completion(
     ls: BielikServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
     ls.spelling.waiting += 1  # spelling's dictionary pass steps aside until it is answered
+    ls.scoring.stir()
     try:
         return await inline.complete(ls, params, arrived=time.monotonic())
     finally:
