@@ -5,7 +5,7 @@ hunspell-pl's word list (sjp.pl, as LibreOffice 7.5 ships it: Debian's hunspell-
 knows rare correct forms that neither Morfeusz nor wordfreq has ("termidoriańskim",
 "transneptunowa"). The spelling checker (polish/spelling.py) leaves a word it knows alone, and
 questions a small-letter word that none of the three knows. Its stems are expanded with
-hunspell's own `unmunch`; only the forms Morfeusz does not know are kept (a tenth of them).
+hunspell's own `unmunch`; only the forms Morfeusz does not know are kept (one in seven).
 One-off, about five minutes:
 
     apt-get install hunspell-pl hunspell-tools && python scripts/build_sjp_forms.py
