@@ -82,11 +82,18 @@ def closed(ls: BielikServer, uri: str) -> None:
 
 
 async def _run(ls: BielikServer, uri: str, delay: float) -> None:
+    """Spelling at once; grammar, rules and model, once the writer pauses (ScoringQueue)."""
     await asyncio.sleep(delay)
-    pending = await dictionary_pass(ls, uri)
+    pending = await dictionary_pass(ls, uri, grammar_now=ls.scoring.quiet())
     if pending is None:
         return
     _tell(ls, uri)
+    if ls.spelling.doc(uri).grammar_later:
+        await ls.scoring.settle()
+        pending = await dictionary_pass(ls, uri)
+        if pending is None:
+            return
+        _tell(ls, uri)
     server = ls.config.server
     pending = [p for p in pending if p[0] == "grammar" or server.spelling_model]
     if pending:
@@ -128,11 +135,15 @@ async def _pause(ls: BielikServer) -> None:
         await asyncio.sleep(PAUSE_S)
 
 
-async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
+async def dictionary_pass(
+    ls: BielikServer, uri: str, grammar_now: bool = True
+) -> list[tuple] | None:
     """Diagnostics for the document's current version; what the model should read.
 
     That comes as ("spelling", paragraph text, its offset, finding) and ("grammar", paragraph
     text, its offset, its grammar Entry); None if the document went away or changed meanwhile.
+    Unless `grammar_now`, a paragraph whose grammar is not cached is left for later (its rules
+    cost the event loop what a keystroke's ghost text is waiting for): `grammar_later` says so.
     """
     doc = ls.documents.get(uri)
     if doc is None:
@@ -149,6 +160,7 @@ async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
     shown: list[Finding] = []
     found_grammar: list[Finding] = []
     pending: list[tuple] = []
+    later = False
     model = ls.config.server.spelling_model
     disabled = _disabled(ls)
     for start, end, found, fresh in state.paragraphs.walk(text, allowed, words.version):
@@ -164,16 +176,18 @@ async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
             if finding.reason != "context":
                 shown.append(finding)
         new = False
-        if checks:
+        if checks and (grammar_now or ls.grammar.has(paragraph, disabled)):
             entry, new = ls.grammar.get(paragraph, disabled)
             found_grammar += [_moved(f, start) for f in entry.findings + (entry.verdicts or [])]
             if entry.verdicts is None:
                 pending.append(("grammar", paragraph, start, entry))
+        later = later or (checks and not ls.grammar.has(paragraph, disabled))
         if fresh or new:
             await _pause(ls)
             if ls.documents.get(uri) is not doc or doc.version != version:
                 return None  # edited meanwhile: the newer check takes over
     _store(ls, state, version, grammar_state.merged(drop_terms(shown), found_grammar), text)
+    state.grammar_later = later
     return pending
 
 

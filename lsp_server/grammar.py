@@ -51,6 +51,9 @@ class GrammarCache:
         self.size = size
         self._entries: OrderedDict[tuple[str, tuple[str, ...]], Entry] = OrderedDict()
 
+    def has(self, paragraph: str, disabled: tuple[str, ...]) -> bool:
+        return (paragraph, disabled) in self._entries
+
     def get(self, paragraph: str, disabled: tuple[str, ...]) -> tuple[Entry, bool]:
         """(the paragraph's entry, whether it was checked just now)."""
         key = (paragraph, disabled)
@@ -86,6 +89,10 @@ class ScoringQueue:
     def stir(self) -> None:
         """The writer edited or asked for ghost text: model work waits for a quiet spell."""
         self.stirred = time.monotonic()
+
+    def quiet(self) -> bool:
+        """The writer has left the editor alone for `settle_s` and no inline request waits."""
+        return time.monotonic() - self.stirred >= self.settle_s and not self.worker.urgent
 
     async def settle(self) -> None:
         """Return once no inline request waits and the writer has been quiet for `settle_s`."""

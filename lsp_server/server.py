@@ -68,6 +68,7 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.changes.setdefault(doc.uri, asyncio.Event())
     ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
     ls.ring.opened(doc.uri, doc.source)
+    ls.scoring.stir()  # the writer is about to type here: grammar waits for a pause
     background.warm(ls, doc.uri)
     diagnostics.schedule(ls, doc.uri, debounce=False)
 
