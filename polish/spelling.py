@@ -273,7 +273,7 @@ def _question(
     """
     w = word.text
     if _shift_held(w):  # "NAdolski" -> "Nadolski"; "ZSkłonny" questioned as "Zskłonny"
-        if is_known(w):
+        if is_known(w) or sjp_knows(w[0] + w[1:].lower()):
             return _finding(word, (Candidate(w.lower(), CASE_COST),), "case")
         finding = _question(replace(word, text=w[0] + w[1:].lower()), neighbours)
         return replace(finding, word=w) if finding is not None else None
@@ -289,6 +289,8 @@ def _question(
         zipf = polish_zipf(low)
         found = tuple(c for c in found if " " not in c.text and _beats_rare(c, zipf))
         return _finding(word, found, "rare-form") if found else None
+    if sjp_knows(w):  # a rare correct form only hunspell-pl's list has ("termidoriańskim")
+        return None
     found = candidates(low)
     if _english(low, neighbours, found):
         return None
@@ -486,7 +488,7 @@ def check(
         if _stray(tokens, k, text):
             found += [f for f in [_stray_finding(word)] if f is not None]
             continue
-        if _skipped(word, text) or sjp_knows(word.text):
+        if _skipped(word, text):
             continue
         neighbours = [t.text for t in tokens[max(0, k - 2) : k + 3] if t is not word]
         finding = _question(word, neighbours, word.start in compound, word.start in name_parts)
