@@ -75,6 +75,11 @@ async def test_grammar_waits_while_the_writer_types(client):
     writer has been quiet for 1.5 s (lsp_server/grammar.SETTLE_S), so it never takes the event
     loop or the engine from the next keystroke's ghost text.
     """
+    client.workspace_did_change_configuration(  # as the server starts, whatever ran before
+        types.DidChangeConfigurationParams(
+            settings={"bielik": {"grammar": True, "grammarDisabledRules": []}}
+        )
+    )
     uri = open_doc(client, "Ala ma kota.", "typing.md")
     await diagnostics_of(client, uri)
     seen: set[tuple[str, str, str]] = set()
