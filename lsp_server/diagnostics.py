@@ -52,9 +52,6 @@ PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
 # A client that pulls but cannot be asked to pull again (Neovim 0.12): its pull waits this long
 # for the model's verdicts on the version it asks about, or answers with what there is.
 PULL_WAIT_S = 30.0
-# Grammar's model work starts only once the writer has paused this long more (an edit cancels
-# it): while they type, every pause would otherwise send the engine a changed paragraph.
-GRAMMAR_SETTLE_S = 1.5
 __all__ = ["ADD_WORD", "IGNORE_WORD", "actions", "add_word", "ignore_word", "pull", "schedule"]
 
 
@@ -85,11 +82,18 @@ def closed(ls: BielikServer, uri: str) -> None:
 
 
 async def _run(ls: BielikServer, uri: str, delay: float) -> None:
+    """Spelling at once; grammar, rules and model, once the writer pauses (ScoringQueue)."""
     await asyncio.sleep(delay)
-    pending = await dictionary_pass(ls, uri)
+    pending = await dictionary_pass(ls, uri, grammar_now=ls.scoring.quiet())
     if pending is None:
         return
     _tell(ls, uri)
+    if ls.spelling.doc(uri).grammar_later:
+        await ls.scoring.settle()
+        pending = await dictionary_pass(ls, uri)
+        if pending is None:
+            return
+        _tell(ls, uri)
     server = ls.config.server
     pending = [p for p in pending if p[0] == "grammar" or server.spelling_model]
     if pending:
@@ -131,11 +135,15 @@ async def _pause(ls: BielikServer) -> None:
         await asyncio.sleep(PAUSE_S)
 
 
-async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
+async def dictionary_pass(
+    ls: BielikServer, uri: str, grammar_now: bool = True
+) -> list[tuple] | None:
     """Diagnostics for the document's current version; what the model should read.
 
     That comes as ("spelling", paragraph text, its offset, finding) and ("grammar", paragraph
     text, its offset, its grammar Entry); None if the document went away or changed meanwhile.
+    Unless `grammar_now`, a paragraph whose grammar is not cached is left for later (its rules
+    cost the event loop what a keystroke's ghost text is waiting for): `grammar_later` says so.
     """
     doc = ls.documents.get(uri)
     if doc is None:
@@ -152,6 +160,7 @@ async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
     shown: list[Finding] = []
     found_grammar: list[Finding] = []
     pending: list[tuple] = []
+    later = False
     model = ls.config.server.spelling_model
     disabled = _disabled(ls)
     for start, end, found, fresh in state.paragraphs.walk(text, allowed, words.version):
@@ -167,16 +176,18 @@ async def dictionary_pass(ls: BielikServer, uri: str) -> list[tuple] | None:
             if finding.reason != "context":
                 shown.append(finding)
         new = False
-        if checks:
+        if checks and (grammar_now or ls.grammar.has(paragraph, disabled)):
             entry, new = ls.grammar.get(paragraph, disabled)
             found_grammar += [_moved(f, start) for f in entry.findings + (entry.verdicts or [])]
             if entry.verdicts is None:
                 pending.append(("grammar", paragraph, start, entry))
+        later = later or (checks and not ls.grammar.has(paragraph, disabled))
         if fresh or new:
             await _pause(ls)
             if ls.documents.get(uri) is not doc or doc.version != version:
                 return None  # edited meanwhile: the newer check takes over
     _store(ls, state, version, grammar_state.merged(drop_terms(shown), found_grammar), text)
+    state.grammar_later = later
     return pending
 
 
@@ -209,14 +220,10 @@ async def _model_pass(ls: BielikServer, uri: str, pending: list) -> None:
         return
     version = ls.spelling.accepted().version
     changed = False
-    settled = False
     for kind, paragraph, start, item in pending:
         if ls.documents.get(uri) is None:
             return
         if kind == "grammar":
-            if not settled:
-                await asyncio.sleep(GRAMMAR_SETTLE_S)
-                settled = True
             await _pause(ls)  # never while a completion request waits
             changed = await _ask_grammar(ls, paragraph, item) or changed
             continue

@@ -9,6 +9,9 @@ with spelling; the model's work goes through `ScoringQueue`, which spelling uses
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +29,9 @@ from .spelling import replacements
 from .worker import Ticket, Worker
 
 SOURCE = "bielik-grammar"
+# Model work (grammar's questions, spelling's ranking) starts once the writer has left the
+# editor alone this long: a thinking pause, not the gap between two words.
+SETTLE_S = 1.5
 T = TypeVar("T")
 
 
@@ -45,6 +51,9 @@ class GrammarCache:
         self.size = size
         self._entries: OrderedDict[tuple[str, tuple[str, ...]], Entry] = OrderedDict()
 
+    def has(self, paragraph: str, disabled: tuple[str, ...]) -> bool:
+        return (paragraph, disabled) in self._entries
+
     def get(self, paragraph: str, disabled: tuple[str, ...]) -> tuple[Entry, bool]:
         """(the paragraph's entry, whether it was checked just now)."""
         key = (paragraph, disabled)
@@ -61,25 +70,51 @@ class GrammarCache:
 
 
 class ScoringQueue:
-    """The checkers' model work, one call at a time on the engine thread, behind completions.
+    """The checkers' model work, one call at a time on the engine thread, behind the writer.
 
-    Each call runs with a background ticket that yields as soon as an inline request waits for
-    the engine (the call stops between passes: Cancelled, or Stopped inside a prefill); it is
-    then run again once no request waits. Spelling's ranking and grammar's questions share it,
-    so neither ever delays ghost text and they never run beside each other.
+    A call starts only once the writer has left the editor alone (no edit, no inline request)
+    for `settle_s`: while they type, each pause would otherwise hand the engine a pass that the
+    next keystroke's ghost text waits behind. A call runs with a background ticket that yields
+    as soon as the writer acts again (the call stops between passes: Cancelled, or Stopped
+    inside a prefill); it is then run again after the next quiet spell. Spelling's ranking and
+    grammar's questions share it, so neither ever delays ghost text by more than the pass in
+    flight, and they never run beside each other.
     """
 
-    def __init__(self, worker: Worker):
+    def __init__(self, worker: Worker, settle_s: float = SETTLE_S):
         self.worker = worker
+        self.settle_s = settle_s
+        self.stirred = -math.inf  # when the writer last edited or asked for ghost text
+
+    def stir(self) -> None:
+        """The writer edited or asked for ghost text: model work waits for a quiet spell."""
+        self.stirred = time.monotonic()
+
+    def quiet(self) -> bool:
+        """The writer has left the editor alone for `settle_s` and no inline request waits."""
+        return time.monotonic() - self.stirred >= self.settle_s and not self.worker.urgent
+
+    async def settle(self) -> None:
+        """Return once no inline request waits and the writer has been quiet for `settle_s`."""
+        while True:
+            await self.worker.calm()
+            left = self.stirred + self.settle_s - time.monotonic()
+            if left <= 0 and not self.worker.urgent:
+                return
+            await asyncio.sleep(max(left, 0.0))
 
     async def run(self, fn: Callable[[Generator, Callable[[], bool]], T]) -> T:
-        """`fn(engine, should_stop)` on the engine thread; again after each yield."""
+        """`fn(engine, should_stop)` on the engine thread after a quiet spell; again on a yield."""
         while True:
-            ticket = Ticket(yields_to=lambda: self.worker.urgent > 0, background=True)
+            await self.settle()
+            ticket = Ticket(yields_to=self._stirred_since(time.monotonic()), background=True)
             try:
                 return await self.worker.call(self._call, fn, ticket)
             except (Cancelled, Stopped):
-                await self.worker.calm()
+                continue
+
+    def _stirred_since(self, began: float) -> Callable[[], bool]:
+        return lambda: self.worker.urgent > 0 or self.stirred > began
 
     def _call(self, fn, ticket: Ticket):
         if ticket.should_stop():

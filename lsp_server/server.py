@@ -68,6 +68,7 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.changes.setdefault(doc.uri, asyncio.Event())
     ls.publish_speculation(doc.uri, doc.source)  # a magic comment shows at once
     ls.ring.opened(doc.uri, doc.source)
+    ls.scoring.stir()  # the writer is about to type here: grammar waits for a pause
     background.warm(ls, doc.uri)
     diagnostics.schedule(ls, doc.uri, debounce=False)
 
@@ -75,6 +76,7 @@ def did_open(ls: BielikServer, params: types.DidOpenTextDocumentParams) -> None:
 def did_change(ls: BielikServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.supersession.supersede(uri)
+    ls.scoring.stir()  # the checkers' model work steps aside while the writer types
     try:
         doc = ls.documents.change(params, ls.encoding)
     except PositionError as e:
@@ -104,6 +106,7 @@ async def inline_completion(
     ls: BielikServer, params: types.InlineCompletionParams
 ) -> types.InlineCompletionList:
     ls.spelling.waiting += 1  # spelling's dictionary pass steps aside until it is answered
+    ls.scoring.stir()
     try:
         return await inline.complete(ls, params, arrived=time.monotonic())
     finally:

@@ -52,6 +52,7 @@ class DocState:
     diagnostics: list[types.Diagnostic] = field(default_factory=list)
     result_id: str = ""
     task: asyncio.Future | None = None  # the debounced check and model pass
+    grammar_later: bool = False  # the last pass left edited paragraphs' grammar for a pause
 
 
 class Words:

@@ -10,6 +10,8 @@ first: an index of the forms by `key` (what a word keeps when diacritics, rz/ż,
 first letter and length, for its wider search (two edits away); how many forms hold each
 letter trigram (whether an unknown word looks Polish at all). wordfreq folds case, so which
 forms must be capitalised is Morfeusz's to say (polish/spelling.py: `must_capitalise`).
+A fourth (scripts/build_sjp_forms.py) holds the forms of hunspell-pl's word list (sjp.pl)
+that Morfeusz lacks, cased: rare correct forms no other table has ("termidoriańskim").
 Built once, then kept in the user's cache as a marshal file (a third of the time to read);
 loaded lazily, on first use.
 """
@@ -25,8 +27,10 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-SOURCES = ("words-pl.tsv.gz", "words-en.tsv.gz", "words-other.tsv.gz")
-FORMAT = 4  # bump when `key` or the cached layout changes
+import numpy as np
+
+SOURCES = ("words-pl.tsv.gz", "words-en.tsv.gz", "words-other.tsv.gz", "words-sjp.txt.gz")
+FORMAT = 6  # bump when `key` or the cached layout changes
 _STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")
 
 
@@ -38,6 +42,7 @@ class Tables:
     by_key: dict[str, tuple[str, ...]]  # key -> the known forms with that key
     trigrams: dict[str, int]  # letter trigram ("^" and "$" at the ends) -> known forms with it
     keys_by_start: dict[str, list[str]]  # the keys of by_key, by first letter and length ("a7")
+    sjp: bytes  # hunspell-pl's forms Morfeusz lacks, as written: their sorted 64-bit digests
 
 
 _lock = threading.Lock()
@@ -59,13 +64,24 @@ def _read(name: str) -> dict[str, int]:
     return table
 
 
+def _digest(form: str) -> int:
+    return int.from_bytes(hashlib.blake2b(form.encode(), digest_size=8).digest(), "little")
+
+
+def _read_digests(name: str) -> bytes:
+    """A word list as its forms' sorted digests: 8 bytes a form, where a set of str takes 100."""
+    with gzip.open(str(files("polish") / "data" / name), "rt", encoding="utf-8") as lines:
+        forms = [f for f in lines.read().split("\n") if f]
+    return np.array(sorted(map(_digest, forms)), dtype=np.uint64).tobytes()
+
+
 def _trigrams(word: str) -> set[str]:
     padded = f"^{word}$"
     return {padded[i : i + 3] for i in range(len(padded) - 2)}
 
 
 def _build() -> tuple:
-    polish, english, other = (_read(name) for name in SOURCES)
+    polish, english, other = (_read(name) for name in SOURCES[:3])
     grouped: dict[str, list[str]] = {}
     trigrams: dict[str, int] = {}
     for word in polish:
@@ -76,7 +92,7 @@ def _build() -> tuple:
     for k in grouped:
         by_start.setdefault(f"{k[0]}{len(k)}", []).append(k)
     by_key = {k: tuple(v) for k, v in grouped.items()}
-    return polish, english, other, by_key, trigrams, by_start
+    return polish, english, other, by_key, trigrams, by_start, _read_digests(SOURCES[3])
 
 
 def cache_file() -> Path:
@@ -129,6 +145,26 @@ def english_zipf(word: str) -> float:
 def other_zipf(word: str) -> float:
     """Zipf frequency of a word of Polish text that Morfeusz does not know; 0 for the rest."""
     return load().other.get(word.lower(), 0) / 10
+
+
+def sjp_knows(word: str) -> bool:
+    """hunspell-pl's word list (sjp.pl) has `word`, a form Morfeusz lacks, in this case.
+
+    As hunspell reads case: a small-letter form may be capitalised or all capitals, a
+    capitalised one all capitals ("Hopfer", "HOPFER"; not "hopfer").
+    """
+    table = np.frombuffer(load().sjp, dtype=np.uint64)
+
+    def has(form: str) -> bool:
+        digest = np.uint64(_digest(form))
+        at = int(np.searchsorted(table, digest))
+        return at < len(table) and bool(table[at] == digest)
+
+    if has(word):
+        return True
+    if word[:1].isupper() and (word[1:].islower() or word.isupper()) and has(word.lower()):
+        return True
+    return word.isupper() and has(word.capitalize())
 
 
 def rarest_trigram(word: str) -> int:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from polish.lexicon import english_zipf, other_zipf, polish_zipf, rarest_trigram
+from polish.lexicon import english_zipf, other_zipf, polish_zipf, rarest_trigram, sjp_knows
 from polish.morphology import Interp, analyse, is_abbreviation, is_known
 from polish.typos import EDIT_COST, Candidate, candidates, same_key, wider
 from polish.words import Word, paragraphs, switched_off, words
@@ -65,7 +65,6 @@ STRAY_ZIPF = 5.0  # a one- or two-letter slip: corrections among the commonest w
 NEIGHBOUR_MAX = 1.4  # ... a neighbouring key away at most
 ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms: the word does not look Polish
 LIKELY_ZIPF = 2.0  # ... unless a near form this common explains it
-POLISH_LONG = 9  # an unknown word this long, no trigram odd, looks Polish (commands are shorter)
 TERM_REPEATS = 3  # an unknown word this often in one document is a term (drop_terms)
 TERM_MIN_COST = 2.0  # ... unless a correction cheaper than a random edit explains it
 LEFT_CHARS = 80  # context the model reads before a word, from its sentence's start at most
@@ -274,7 +273,7 @@ def _question(
     """
     w = word.text
     if _shift_held(w):  # "NAdolski" -> "Nadolski"; "ZSkłonny" questioned as "Zskłonny"
-        if is_known(w):
+        if is_known(w) or sjp_knows(w[0] + w[1:].lower()):
             return _finding(word, (Candidate(w.lower(), CASE_COST),), "case")
         finding = _question(replace(word, text=w[0] + w[1:].lower()), neighbours)
         return replace(finding, word=w) if finding is not None else None
@@ -290,6 +289,8 @@ def _question(
         zipf = polish_zipf(low)
         found = tuple(c for c in found if " " not in c.text and _beats_rare(c, zipf))
         return _finding(word, found, "rare-form") if found else None
+    if sjp_knows(w):  # a rare correct form only hunspell-pl's list has ("termidoriańskim")
+        return None
     found = candidates(low)
     if _english(low, neighbours, found):
         return None
@@ -301,23 +302,23 @@ def _question(
 def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     """A small-letter word Morfeusz does not know: questioned where it looks Polish.
 
-    It does with a Polish letter, with a likely slip of a known form (`_likely`), or, long
-    (POLISH_LONG), with letter trigrams that all occur in Polish forms and a known form two
-    edits away ("subwencjonowniu"); without any it is a command, code, or another language's word
-    ("passwd", "dpkg"), left alone. Questioned with the nearest forms (two edits away where no
-    slip explains it: `wider`), or, with a Polish letter, with none: an unknown word, which
-    the writer may add to the dictionary; not where Polish text writes it all the same
-    (wordfreq).
+    It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
+    letter trigrams that all occur in Polish forms where no word list knows it (neither
+    hunspell-pl's, checked before, nor wordfreq's of Polish text or English: "thermidorianie",
+    "ekeprymentalny"); without any it is a command, code, or another language's word ("passwd",
+    "dpkg"), left alone. Questioned with the nearest forms (two edits away where no slip
+    explains it: `wider`), or, with a Polish letter or unknown to every list, with none: an
+    unknown word, which the writer may add to the dictionary.
     """
     low = word.text
     polish = bool(POLISH_LETTERS.intersection(low))
-    if not polish and found and not any(map(_likely, found)) and rarest_trigram(low) <= ODD_TRIGRAM:
+    unseen = not (other_zipf(low) or english_zipf(low)) and rarest_trigram(low) > ODD_TRIGRAM
+    if not (polish or unseen) and found and not any(map(_likely, found)):
         return None
-    looks = polish or len(low) >= POLISH_LONG and rarest_trigram(low) > ODD_TRIGRAM
     if not found or found[0].cost >= EDIT_COST:
         wide = wider(low)
-        found = _merged(found, wide if looks or found else tuple(filter(_likely, wide)))
-    if not found and (not polish or other_zipf(low)):
+        found = _merged(found, wide if polish or unseen or found else tuple(filter(_likely, wide)))
+    if not found and not unseen and (not polish or other_zipf(low)):
         return None
     return _finding(word, found, "unknown")
 

@@ -7,6 +7,8 @@ spelling left as it was.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
@@ -64,3 +66,29 @@ async def test_rules_and_grammar_are_switched_off_by_settings(client):
     await diagnostics_of(
         client, uri, lambda d: found(d) == {("bielik-spelling", "unknown", "zaczoł")}
     )
+
+
+async def test_grammar_waits_while_the_writer_types(client):
+    """Spelling follows each pause in typing; grammar, rules and model, only a longer one.
+
+    Keystrokes 0.5 s apart: the spelling pass runs 0.4 s after each, grammar only once the
+    writer has been quiet for 1.5 s (lsp_server/grammar.SETTLE_S), so it never takes the event
+    loop or the engine from the next keystroke's ghost text.
+    """
+    client.workspace_did_change_configuration(  # as the server starts, whatever ran before
+        types.DidChangeConfigurationParams(
+            settings={"bielik": {"grammar": True, "grammarDisabledRules": []}}
+        )
+    )
+    uri = open_doc(client, "Ala ma kota.", "typing.md")
+    await diagnostics_of(client, uri)
+    seen: set[tuple[str, str, str]] = set()
+    client.editor.type(uri, " " + TEXT.strip())
+    for _ in range(8):
+        for _ in range(10):
+            await asyncio.sleep(0.05)
+            seen |= found(client.diagnostics.get(uri) or [])
+        client.editor.type(uri, " ")
+    assert not {s for s in seen if s[0] == "bielik-grammar"}, seen
+    expected = {("bielik-grammar", "przecinek", "że"), ("bielik-spelling", "unknown", "zaczoł")}
+    await diagnostics_of(client, uri, lambda d: expected <= found(d))

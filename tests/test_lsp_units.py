@@ -365,6 +365,41 @@ def test_engine_thread_runs_urgent_calls_first_and_abandon_cancels_the_queue():
     assert ran[-1] == "continue"
 
 
+def test_checkers_model_work_waits_for_a_quiet_writer_and_yields_when_they_type():
+    """Scoring starts `settle_s` after the last keystroke; a keystroke stops it between passes."""
+    import asyncio
+
+    from decoder.scoring import Cancelled
+    from lsp_server.grammar import ScoringQueue
+
+    worker = Worker()
+    worker.pipe = object()  # the calls below do not read the engine
+    queue = ScoringQueue(worker, settle_s=0.3)
+    starts: list[float] = []
+
+    def passes(engine, should_stop) -> str:  # ten passes of 50 ms, checked between them
+        starts.append(time.monotonic())
+        for _ in range(10):
+            if should_stop():
+                raise Cancelled()
+            time.sleep(0.05)
+        return "verdicts"
+
+    async def writer() -> tuple[str, float]:
+        queue.stir()
+        work = asyncio.ensure_future(queue.run(passes))
+        await asyncio.sleep(0.5)  # the call started at 0.3 s and is in its passes
+        queue.stir()
+        typed = time.monotonic()
+        return await asyncio.wait_for(work, 5), typed
+
+    began = time.monotonic()
+    answer, typed = asyncio.run(writer())
+    assert answer == "verdicts" and len(starts) == 2
+    assert starts[0] - began >= 0.3  # not while the writer was typing
+    assert starts[1] - typed >= 0.3  # the call stopped at a keystroke, again after a quiet spell
+
+
 def test_a_new_suggestion_shows_at_its_time_once_it_holds_a_whole_word():
     from lsp_server.suggestions import enough
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from decoder.scoring import log_softmax_at, score
-from polish import spelling
+from polish import lexicon, spelling
 from polish.dictionary import Accepted, inflect
 from polish.typos import candidates, error_cost
 from polish.words import is_switched_off, paragraphs, words
@@ -89,6 +89,22 @@ def test_an_unknown_word_is_questioned_even_with_no_fix_near():
     # No Polish letter and no likely slip, but every letter trigram a Polish form has:
     found = questioned("Wniosek o dofinansowniu projektu złożono w marcu.")
     assert found["dofinansowniu"][0] == "dofinansowaniu"
+
+
+def test_hunspell_pl_word_list_keeps_rare_forms_and_marks_words_no_list_knows():
+    """sjp.pl knows "termidoriańskim" (Morfeusz and wordfreq do not): left alone.
+
+    A small-letter word no list knows and whose letters look Polish is questioned, even with no
+    form near ("thermidorianie", from a real writer's sentence); commands are still left alone.
+    """
+    assert questioned("Po przewrocie termidoriańskim władzę objęli umiarkowani.") == {}
+    found = questioned("Władzę objęli thermidorianie, a jakobini stracili wpływy.")
+    assert set(found) == {"thermidorianie"}
+    assert questioned("Uruchom dpkg i passwd jako root.") == {}
+    assert all(map(lexicon.sjp_knows, ["termidorianie", "Termidorianie", "TERMIDORIANIE"]))
+    assert lexicon.sjp_knows("Hopfer") and lexicon.sjp_knows("HOPFER")  # a name: capitalised
+    assert not lexicon.sjp_knows("hopfer") and not lexicon.sjp_knows("tErmidorianie")
+    assert questioned("Pisał o tym NAdolski.") == {"NAdolski": ("Nadolski",)}
 
 
 @pytest.mark.parametrize(
