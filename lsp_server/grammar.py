@@ -96,12 +96,9 @@ class ScoringQueue:
 
     async def settle(self) -> None:
         """Return once no inline request waits and the writer has been quiet for `settle_s`."""
-        while True:
+        while not self.quiet():
             await self.worker.calm()
-            left = self.stirred + self.settle_s - time.monotonic()
-            if left <= 0 and not self.worker.urgent:
-                return
-            await asyncio.sleep(max(left, 0.0))
+            await asyncio.sleep(max(self.stirred + self.settle_s - time.monotonic(), 0.0))
 
     async def run(self, fn: Callable[[Generator, Callable[[], bool]], T]) -> T:
         """`fn(engine, should_stop)` on the engine thread after a quiet spell; again on a yield."""

@@ -42,7 +42,7 @@ class Tables:
     by_key: dict[str, tuple[str, ...]]  # key -> the known forms with that key
     trigrams: dict[str, int]  # letter trigram ("^" and "$" at the ends) -> known forms with it
     keys_by_start: dict[str, list[str]]  # the keys of by_key, by first letter and length ("a7")
-    sjp: bytes  # hunspell-pl's forms Morfeusz lacks, as written: their sorted 64-bit digests
+    sjp: np.ndarray  # hunspell-pl's forms Morfeusz lacks, as written: sorted 64-bit digests
 
 
 _lock = threading.Lock()
@@ -128,7 +128,8 @@ def load() -> Tables:
     if _tables is None:
         with _lock:
             if _tables is None:
-                _tables = Tables(*_cached())
+                *tables, sjp = _cached()  # marshal keeps the digests as bytes
+                _tables = Tables(*tables, np.frombuffer(sjp, dtype=np.uint64))
     return _tables
 
 
@@ -153,7 +154,7 @@ def sjp_knows(word: str) -> bool:
     As hunspell reads case: a small-letter form may be capitalised or all capitals, a
     capitalised one all capitals ("Hopfer", "HOPFER"; not "hopfer").
     """
-    table = np.frombuffer(load().sjp, dtype=np.uint64)
+    table = load().sjp
 
     def has(form: str) -> bool:
         digest = np.uint64(_digest(form))

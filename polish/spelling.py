@@ -304,8 +304,8 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
 
     It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
     letter trigrams that all occur in Polish forms where no word list knows it (neither
-    hunspell-pl's, checked before, nor wordfreq's of Polish text or English: "thermidorianie",
-    "ekeprymentalny"); without any it is a command, code, or another language's word ("passwd",
+    hunspell-pl's, checked before, nor wordfreq's of Polish text or English: "thermidorianie");
+    without any it is a command, code, or another language's word ("passwd",
     "dpkg"), left alone. Questioned with the nearest forms (two edits away where no slip
     explains it: `wider`), or, with a Polish letter or unknown to every list, with none: an
     unknown word, which the writer may add to the dictionary.

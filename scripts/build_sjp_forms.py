@@ -3,7 +3,7 @@
 hunspell-pl's word list (sjp.pl, as LibreOffice 7.5 ships it: Debian's hunspell-pl
 1:7.5.0-1; licensed GPL, LGPL, MPL, Apache-2.0 or CC-SA-1.0, taken here under Apache-2.0)
 knows rare correct forms that neither Morfeusz nor wordfreq has ("termidoriańskim",
-"transneptunowa"). The spelling checker (polish/spelling.py) leaves a word it knows alone, and
+"krotek"). The spelling checker (polish/spelling.py) leaves a word it knows alone, and
 questions a small-letter word that none of the three knows. Its stems are expanded with
 hunspell's own `unmunch`; only the forms Morfeusz does not know are kept (one in seven).
 One-off, about five minutes:
