@@ -18,7 +18,10 @@ from decoder.schema import ConfigError, Entry, camel, entries, setting, snake, v
 SECTION = "bielik"
 # The grammar checker's diagnostic codes (polish/rules.NAMES and the model's): what
 # grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
-GRAMMAR_CODES = ("model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą")
+GRAMMAR_CODES = (
+    "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
+    "rzeczpospolita",
+)  # fmt: skip
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (
     "plaintext", "markdown", "latex", "tex", "restructuredtext", "asciidoc", "org", "typst",

@@ -19,14 +19,16 @@ Relations (each between words with only spaces between them, in one sentence):
   wrong one too: the simple prepositions that take that case are its candidates);
 - `numeral-noun`: a number written in digits and its noun ("21 medale" -> "21 medali");
 - `government`: a verb with no object (its lemma has no passive participle: "jechać"), its
-  subject before it, and a bare nominative/accusative noun after it ("Ona jedzie samochód").
+  subject before it, and a bare nominative/accusative noun after it ("Ona jedzie samochód");
+- `subject-verb` too: a nominative noun before an impersonal form, which takes no subject
+  ("Rodzina królewska często zatrzymywano orszak" -> "zatrzymywała").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -43,6 +45,7 @@ PRONOUN = frozenset({"ppron12", "ppron3"})
 ADJECTIVAL = frozenset({"adj", "ppas", "pact"})
 FINITE = frozenset({"fin", "praet", "bedzie", "winien"})
 DECLINED = NOMINAL | PRONOUN | ADJECTIVAL | {"num", "siebie"}
+VERBAL = FINITE | {"inf", "imps", "impt", "pcon", "pant", "pred"}
 # Readings that cannot begin a noun phrase: a word with one of these may be something else.
 UNDECLINED = frozenset(
     {"adv", "qub", "part", "conj", "comp", "prep", "interj", "brev", "adja", "adjp", "adjc"}
@@ -170,8 +173,21 @@ def tokens(text: str) -> list[Token]:
         glued = text[end : end + 1] in ("'", "’", ".") and text[end + 1 : end + 2].isalnum()
         short = text[end : end + 1] == "." and is_abbreviation(word)  # "art. 5", "ok. 600"
         found = () if word[0].isdigit() or glued or short else readings(word)
-        out.append(Token(start, end, word, found, joined, sentence, gap))
+        token = Token(start, end, word, found, joined, sentence, gap)
+        out.append(_governed(out[-1], token) if out and joined else token)
     return out
+
+
+def _governed(before: Token, t: Token) -> Token:
+    """After a preposition a word is declined: its verb readings go ("o układzie").
+
+    Only those: a case the preposition does not take is agreement's question, and a word
+    such as "tak" ("w tak krótkim czasie") stays what it is.
+    """
+    if not before.has({"prep"}) or before.has(DECLINED | FINITE):
+        return t
+    kept = tuple(r for r in t.readings if r.pos not in VERBAL)
+    return replace(t, readings=kept) if kept and len(kept) < len(t.readings) else t
 
 
 def _ends(text: str, at: int, gap: str) -> bool:
@@ -244,6 +260,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
         if i + 1 < len(toks) and toks[i + 1].joined:
             for check in (_subject_verb, _preposition, _numeral, _government):
                 out += check(toks, i, a, toks[i + 1])
+        out += _impersonal(toks, i)
     return _unique(out)
 
 
@@ -408,6 +425,34 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
             "subject-verb",
             i,
             _options(b, verbs, lambda r: any(_subject_agrees(s, r) for s in subjects)),
+        )
+    ]
+
+
+def _impersonal(toks: list[Token], i: int) -> list[Conflict]:
+    """A nominative noun (its adjectives and adverbs between) right before an impersonal form.
+
+    "Rodzina królewska często zatrzymywano orszak": an impersonal form ("-no", "-to") has no
+    subject, so a noun that can only be one meant the past form that agrees with it.
+    """
+    verb = toks[i]
+    if not verb.only({"imps"}):
+        return []
+    k = i
+    while k > 0 and toks[k].joined and toks[k - 1].only({"adv", "qub", "adj"}):
+        k -= 1
+    if k == 0 or not toks[k].joined or not _noun(toks[k - 1], toks, k - 1):
+        return []
+    subjects = toks[k - 1].readings
+    if any(r.case != {"nom"} for r in subjects):
+        return []  # an object or a genitive before the verb: "Tę książkę czytano"
+    past = [r._replace(pos="praet") for r in verb.readings]
+    return [
+        Conflict(
+            i,
+            "subject-verb",
+            k - 1,
+            _options(verb, past, lambda r: any(_subject_agrees(s, r) for s in subjects)),
         )
     ]
 

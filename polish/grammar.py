@@ -4,10 +4,10 @@ Two passes, as in polish/spelling.py, so the first can run on every pause and th
 where it pays:
 
 1. `check(text)`: the rules that are certain (polish/rules.py: "nie" together or apart,
-   "w/we", "z/ze", commas, dates, "tę/tą") give findings at once; Morfeusz's tags say where
-   neighbouring words cannot agree (polish/agreement.py), and those words become `Question`s:
-   the other forms of the word's lemma that would agree (same class, only case, number, gender
-   or person changed), for the model to weigh.
+   "w/we", "z/ze", commas, dates, "tę/tą", "dwiema", "Rzeczypospolitej") give findings at
+   once; Morfeusz's tags say where neighbouring words cannot agree (polish/agreement.py), and
+   those words become `Question`s: the other forms of the word's lemma that would agree (same
+   class, only case, number, gender or person changed), for the model to weigh.
 2. `ask(text, questions, compare)`: the model reads each question's sentence with each form in
    place (decoder/scoring.compare: the sentence before the word is read once, each form in one
    short pass after it, forms that cannot win are never read). A word is flagged only when a
@@ -36,7 +36,7 @@ Compare = Callable[[str, list[tuple[int, int, int, int, tuple[str, ...]]], float
 # only has to not object; a preposition swapped for another is a question of meaning, which a
 # small model answers by frequency, so it must win by far.
 MARGIN = {
-    "adj-noun": 5.0,
+    "adj-noun": 4.5,
     "pronoun-noun": 10.0,
     "subject-verb": 0.5,
     "prep-case": 3.0,
@@ -62,6 +62,8 @@ REASONS = {
     "przecinek": "a comma goes before this conjunction or relative pronoun",
     "data": "a day of the month takes the month in the genitive",
     "tę-tą": "the accusative of “ta” is “tę” (“tą” is the instrumental)",
+    "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
+    "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
 }
 RELATIONS = {
     "adj-noun": "adjective and noun",

@@ -12,14 +12,23 @@ can turn off (`grammarDisabledRules`):
   form before a vowel ("we Anglii" -> "w Anglii");
 - `przecinek`: a comma before "że", "który" (any form), "ale", "lecz" and a "więc" that opens
   a clause, where the word before cannot join them ("mimo że", "w którym", "i który");
-- `data`: a day's number and its month in the genitive ("20 luty 1981" -> "20 lutego 1981");
-- `tę-tą`: the accusative of "ta" is "tę" ("na tą podprzestrzeń" -> "na tę podprzestrzeń").
+- `data`: a day's number and its month in the genitive ("20 luty 1981" -> "20 lutego 1981",
+  and a slip one letter from it before a year: "23 styczni 1982" -> "23 stycznia 1982");
+- `tę-tą`: the accusative of "ta" is "tę" ("na tą podprzestrzeń" -> "na tę podprzestrzeń",
+  "Przez wyspę tą" -> "Przez wyspę tę");
+- `dwiema`: in careful Polish the instrumental of "dwie" ("obie", "obydwie") with a feminine
+  noun is "dwiema" ("z dwoma wieżami" -> "z dwiema wieżami");
+- `rzeczpospolita`: both parts of "Rzeczpospolita" decline ("Rzeczpospolitej" ->
+  "Rzeczypospolitej"), except in a newspaper's name in quotes ("w „Rzeczpospolitej”").
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
+
+from rapidfuzz.distance import OSA
 
 from polish.agreement import MONTHS, Reading, Token, readings
 from polish.lexicon import polish_zipf
@@ -252,17 +261,42 @@ def dates(text: str, tokens: list[Token]) -> list[Finding]:
         if not t.text.isdigit() or not 1 <= int(t.text) <= 31 or after is None:
             continue
         months = [r for r in after.readings if r.lemma.split(":")[0] in MONTHS]
-        if not months or any("gen" in r.case for r in months):
+        if any("gen" in r.case and "sg" in r.number for r in months):
             continue
-        nominative = [r for r in months if r.pos == "subst" and "nom" in r.case]
-        fix = _genitive(nominative[0]) if nominative else None
+        fix = _genitive(months[0]) if months else _month_slip(tokens, i + 1)
         if fix:
             out.append(_finding(after, fix if after.text.islower() else fix.capitalize(), "data"))
     return out
 
 
+@lru_cache(maxsize=1)
+def _month_genitives() -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(
+            g
+            for m in sorted(MONTHS)
+            for r in readings(m)
+            if r.lemma.split(":")[0] == m and (g := _genitive(r))
+        )
+    )
+
+
+def _month_slip(tokens: list[Token], j: int) -> str | None:
+    """The month's genitive one slip from the word at j, where a year follows it."""
+    year = _next(tokens, j)
+    if year is None or not (year.text.isdigit() and len(year.text) in (3, 4)):
+        return None
+    low = tokens[j].text.lower()
+    near = [g for g in _month_genitives() if OSA.distance(low, g) == 1]
+    return near[0] if len(near) == 1 else None
+
+
 def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
-    """Rule: "na tą podprzestrzeń" -> "na tę": "tą" with an accusative noun, no instrumental."""
+    """Rule: "na tą podprzestrzeń" -> "na tę": "tą" with an accusative noun, no instrumental.
+
+    The noun after it (over adjectives) or, where none follows, the noun right before it
+    ("Przez wyspę tą przebiegał szlak").
+    """
     out = []
     for i, t in enumerate(tokens):
         if t.text.lower() != "tą":
@@ -270,14 +304,62 @@ def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
         j = i + 1
         while j < len(tokens) and tokens[j].joined and tokens[j].has({"adj"}):
             j += 1
-        noun = tokens[j] if j < len(tokens) and tokens[j].joined else None
-        if noun is None or not noun.only({"subst"}):
-            continue
-        cases = [r.case for r in noun.readings if "sg" in r.number and "f" in r.gender]
-        if any("acc" in c for c in cases) and not any("inst" in c for c in cases):
+        after = tokens[j] if j < len(tokens) and tokens[j].joined else None
+        noun = after if after is not None and after.has({"subst"}) else None
+        if noun is None and t.joined and not _declined_next(tokens, i):
+            noun = tokens[i - 1]
+        if noun is not None and noun.only({"subst"}) and _accusative_only(noun):
             out.append(_finding(t, "Tę" if t.text[0].isupper() else "tę", "tę-tą"))
     return out
 
 
-RULES: tuple[Rule, ...] = (nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta)
-NAMES = ("nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą")
+def _declined_next(tokens: list[Token], i: int) -> bool:
+    after = _next(tokens, i)
+    return after is not None and any(r.case for r in after.readings)
+
+
+def _accusative_only(noun: Token) -> bool:
+    """A feminine singular that may be accusative and never instrumental."""
+    cases = [r.case for r in noun.readings if "sg" in r.number and "f" in r.gender]
+    return any("acc" in c for c in cases) and not any("inst" in c for c in cases)
+
+
+# -- dwiema, Rzeczypospolitej ------------------------------------------------------------------
+QUOTES = "„\"«“'"
+FEMININE_INSTRUMENTAL = {"dwoma": "dwiema", "oboma": "obiema", "obydwoma": "obydwiema"}
+
+
+def dwiema(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "z dwoma wieżami" -> "z dwiema wieżami": the noun (over adjectives) is feminine."""
+    out = []
+    for i, t in enumerate(tokens):
+        fix = FEMININE_INSTRUMENTAL.get(t.text.lower())
+        if fix is None:
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].joined and tokens[j].only({"adj"}):
+            j += 1
+        noun = tokens[j] if j < len(tokens) and tokens[j].joined else None
+        if noun is None or not noun.only({"subst"}) or noun.text[:1].isupper():
+            continue
+        if all(r.gender == {"f"} and "inst" in r.case for r in noun.readings):
+            out.append(_finding(t, fix.capitalize() if t.text[0].isupper() else fix, "dwiema"))
+    return out
+
+
+def rzeczpospolita(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "Rzeczpospolitej" -> "Rzeczypospolitej", not in quotes (a newspaper's name)."""
+    return [
+        _finding(t, t.text[:5] + "y" + t.text[5:], "rzeczpospolita")
+        for t in tokens
+        if t.text.lower() == "rzeczpospolitej" and (t.gap.rstrip()[-1:] or " ") not in QUOTES
+    ]
+
+
+RULES: tuple[Rule, ...] = (
+    nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, dwiema, rzeczpospolita
+)  # fmt: skip
+NAMES = (
+    "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
+    "rzeczpospolita",
+)  # fmt: skip

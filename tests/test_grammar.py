@@ -68,6 +68,20 @@ def _conflicts(text: str):
         # PlEWi: "można go powiązać ... z operatorem rzutowania na tą podprzestrzeń"
         ("z operatorem rzutowania na tą podprzestrzeń", "tą", "tę", "tę-tą"),
         ("Tą pierwszą armię pokonał generał.", "Tą", "Tę", "tę-tą"),
+        # PlEWi: "Przez wyspę tą przebiegał szlak handlowy wiodący"
+        ("Przez wyspę tą przebiegał szlak handlowy", "tą", "tę", "tę-tą"),
+        # PlEWi: "i internowany na okres od 23 styczni 1982 do 2 lipca"
+        ("internowany na okres od 23 styczni 1982 do 2 lipca", "styczni", "stycznia", "data"),
+        # PlEWi: "w XV wieku ukończono fasadę z dwoma wieżami zwieńczonymi ażurowymi hełmami"
+        ("ukończono fasadę z dwoma wieżami zwieńczonymi", "dwoma", "dwiema", "dwiema"),
+        ("z fasadą zachodnią z dwoma masywnymi wieżami", "dwoma", "dwiema", "dwiema"),
+        # PlEWi: "jest autorem słynnego dzieła O poprawie Rzeczpospolitej, w którym bronił"
+        (
+            "słynnego dzieła O poprawie Rzeczpospolitej, w którym",
+            "Rzeczpospolitej",
+            "Rzeczypospolitej",
+            "rzeczpospolita",
+        ),
     ],
 )
 def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
@@ -88,6 +102,9 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Poszedł więc do domu. Tak więc skończyliśmy.",
         "Urodził się 20 lutego 1981 roku, a zmarł 3 maja.",
         "Bawił się tą piłką przez godzinę.",  # "tą" with an instrumental
+        "Zabrał walizkę tą drogą.",  # "tą" goes with the instrumental after it
+        "Czytał to w „Rzeczpospolitej” z dwoma kolegami i dwiema koleżankami.",  # a newspaper
+        "Od 23 stycznia 1982 do 3 maja 1983, a potem 5 marca.",
     ],
 )
 def test_certain_rules_leave_correct_sentences_alone(text):
@@ -127,6 +144,14 @@ def test_a_rule_switched_off_is_not_reported():
             "wojenny",
             "wojennych",
         ),
+        # PlEWi: after a preposition "układzie" is a noun, not a rare verb form
+        ("klasztory o układzie romańskich były przykrywane", "romańskich", "romańskim"),
+        # PlEWi: an impersonal form takes no subject
+        (
+            "Rodzina królewska często zatrzymywano orszak, by odpocząć.",
+            "zatrzymywano",
+            "zatrzymywała",
+        ),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -148,6 +173,7 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Na dole twojego *.htconfig.php* znajduje się kilka linii.",  # markup after the word
         "bycie stygmatem seksualnej perwesji",  # PlEWi: an unknown word after the adjective
         "Opisał język znaczników podobny do innych.",  # the adjective is the noun before's
+        "Tę książkę czytano często, a dom zbudowano w 1900 roku.",  # objects, not subjects
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
