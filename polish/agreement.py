@@ -21,7 +21,11 @@ Relations (each between words with only spaces between them, in one sentence):
 - `government`: a verb with no object (its lemma has no passive participle: "jechać"), its
   subject before it, and a bare nominative/accusative noun after it ("Ona jedzie samochód");
 - `subject-verb` too: a nominative noun before an impersonal form, which takes no subject
-  ("Rodzina królewska często zatrzymywano orszak" -> "zatrzymywała").
+  ("Rodzina królewska często zatrzymywano orszak" -> "zatrzymywała");
+- `subject-after`: a verb that takes no object, no subject before it, and a genitive after it
+  that agrees with it in the nominative ("gdzie później powstał kościoła" -> "kościół");
+- `relative`: "który" before a noun it does not agree with, which it owns ("wierzyciela,
+  który sytuacja" -> "którego").
 """
 
 from __future__ import annotations
@@ -258,7 +262,9 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
     for i, a in enumerate(toks):
         out += _noun_phrase(toks, i)
         if i + 1 < len(toks) and toks[i + 1].joined:
-            for check in (_subject_verb, _preposition, _numeral, _government):
+            for check in (
+                _subject_verb, _preposition, _numeral, _government, _subject_after, _relative
+            ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i)
     return _unique(out)
@@ -455,6 +461,47 @@ def _impersonal(toks: list[Token], i: int) -> list[Conflict]:
             _options(verb, past, lambda r: any(_subject_agrees(s, r) for s in subjects)),
         )
     ]
+
+
+def _subject_after(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A verb with no object and no subject before it, then a genitive that would be one.
+
+    "gdzie później powstał kościoła" (-> "kościół"): the noun agrees with the verb in number
+    and gender, only its case is wrong. Verbs that govern a genitive ("sięga końca") are the
+    model's to clear.
+    """
+    if not a.only({"fin", "praet"}) or not b.only({"subst"}) or b.text[:1].isupper():
+        return []
+    if i > 0 and a.joined and toks[i - 1].has(NOMINAL | PRONOUN):
+        return []
+    verbs = a.of({"fin", "praet"})
+    if any(v.lemma in COPULAS or _transitive(v.lemma) for v in verbs):
+        return []
+    nouns = b.readings
+    if any(r.case != {"gen"} for r in nouns):
+        return []
+    if not any(agree(v, r, ("number", "gender")) for v in verbs for r in nouns):
+        return []
+    ok = lambda r: "nom" in r.case and _same_slot(r, nouns)  # noqa: E731
+    return [Conflict(i + 1, "subject-after", i, _options(b, nouns, ok))]
+
+
+RELATIVE = ("który", "która", "które", "którzy")
+
+
+def _relative(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A "który" right before a noun it cannot agree with: it meant the genitive, the owner.
+
+    "wierzyciela, który sytuacja pogorszyła się" (-> "którego"): the genitive in the number
+    and gender written, which follow the noun it stands for; "które wywiad otrzymywał" (an
+    object, then the subject) is the model's to clear.
+    """
+    if a.text.lower() not in RELATIVE or not b.only({"subst"}) or b.text[:1].isupper():
+        return []
+    if any(agree(x, n, NP) for x in a.readings for n in b.readings):
+        return []
+    ok = lambda r: "gen" in r.case and _same_slot(r, a.readings)  # noqa: E731
+    return [Conflict(i, "relative", i + 1, _options(a, a.readings, ok))]
 
 
 @lru_cache(maxsize=1 << 12)

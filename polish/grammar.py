@@ -43,6 +43,8 @@ MARGIN = {
     "prep-choice": 9.0,
     "numeral-noun": -3.0,
     "government": -3.0,
+    "subject-after": 3.0,
+    "relative": 3.0,
 }
 # A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
 # "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
@@ -73,6 +75,8 @@ RELATIONS = {
     "prep-choice": "preposition and case",
     "numeral-noun": "number and noun",
     "government": "verb and its complement",
+    "subject-after": "subject and verb",
+    "relative": "“który” and the noun it owns",
 }
 
 
