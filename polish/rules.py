@@ -263,7 +263,11 @@ def dates(text: str, tokens: list[Token]) -> list[Finding]:
         months = [r for r in after.readings if r.lemma.split(":")[0] in MONTHS]
         if any("gen" in r.case and "sg" in r.number for r in months):
             continue
-        fix = _genitive(months[0]) if months else _month_slip(tokens, i + 1)
+        if months:
+            nouns = [r for r in months if r.pos == "subst"]  # "luty" is an adjective too
+            fix = _genitive(nouns[0]) if nouns else None
+        else:
+            fix = _month_slip(tokens, i + 1)
         if fix:
             out.append(_finding(after, fix if after.text.islower() else fix.capitalize(), "data"))
     return out
