@@ -8,7 +8,7 @@ RemoteEngine for a URL target; both are a `Generator`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from decoder import scoring
 from decoder.backends import exactness
@@ -288,10 +288,10 @@ def load(settings: Settings, *, progress: bool = True, stage: Stage = print_noth
 def load_scorer(settings: Settings, *, progress: bool = True) -> Generator:
     """An engine to read sentences with (`score`): the target alone, nothing measured.
 
-    With the fastest kernels (`exact` off): scores need no bit-exact decoding.
+    With the numerics `exact` chooses, as the editors' server scores with its completion
+    engine: `check`, the benches and the editors then give the same verdicts near a margin.
     """
     if is_remote(settings.target):
         return RemoteEngine.connect(settings)
-    settings = replace(settings, exact=False)
     target = load_model(settings.target, settings, settings.target_backend, progress=progress)
     return Pipeline(settings, target)
