@@ -168,13 +168,15 @@ def sjp_knows(word: str) -> bool:
     return word.isupper() and has(word.capitalize())
 
 
-def rarest_trigram(word: str) -> int:
-    """How many known forms share the word's rarest letter trigram.
+def odd_trigrams(word: str, rare: int) -> tuple[int, int]:
+    """How many of the word's letter trigrams `rare` known forms or fewer hold, of how many.
 
-    0: no Polish word has it ("dpkg", "passwd", "nroff" are not Polish-looking; "wszysko" is).
+    "dpkg", "passwd", "uvicorn": most are odd, not Polish-looking; "wszysko": none is; a slip
+    makes one odd in a long word ("watwch", "ekeprymentalny").
     """
     table = load().trigrams
-    return min(table.get(tri, 0) for tri in _trigrams(word.lower()))
+    found = _trigrams(word.lower())
+    return sum(table.get(tri, 0) <= rare for tri in found), len(found)
 
 
 def trigram_count(tri: str) -> int:

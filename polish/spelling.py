@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from polish.lexicon import english_zipf, other_zipf, polish_zipf, rarest_trigram, sjp_knows
+from polish.lexicon import english_zipf, odd_trigrams, other_zipf, polish_zipf, sjp_knows
 from polish.morphology import Interp, analyse, is_abbreviation, is_known
 from polish.typos import EDIT_COST, Candidate, candidates, same_key, wider
 from polish.words import Word, paragraphs, switched_off, words
@@ -63,7 +63,8 @@ GLUED_ZIPF = 3.5  # both halves of two glued English words this common ("tar"+"f
 ENGLISH_EDGE = 0.5  # Zipf units: a Polish slip must be this much commoner to beat English
 STRAY_ZIPF = 5.0  # a one- or two-letter slip: corrections among the commonest words only
 NEIGHBOUR_MAX = 1.4  # ... a neighbouring key away at most
-ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms: the word does not look Polish
+ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms is odd
+ODD_SHARE = 5  # a word looks Polish with one odd trigram in this many at most (a slip's)
 LIKELY_ZIPF = 2.0  # ... unless a near form this common explains it
 TERM_REPEATS = 3  # an unknown word this often in one document is a term (drop_terms)
 TERM_MIN_COST = 2.0  # ... unless a correction cheaper than a random edit explains it
@@ -303,16 +304,17 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     """A small-letter word Morfeusz does not know: questioned where it looks Polish.
 
     It does with a Polish letter, with a likely slip of a known form (`_likely`), or with
-    letter trigrams that all occur in Polish forms where no word list knows it (neither
-    hunspell-pl's, checked before, nor wordfreq's of Polish text or English: "thermidorianie");
-    without any it is a command, code, or another language's word ("passwd",
-    "dpkg"), left alone. Questioned with the nearest forms (two edits away where no slip
-    explains it: `wider`), or, with a Polish letter or unknown to every list, with none: an
-    unknown word, which the writer may add to the dictionary.
+    letter trigrams that occur in Polish forms, but for one in ODD_SHARE (a slip's: "watwch"),
+    where no word list knows it (neither hunspell-pl's, checked before, nor wordfreq's of
+    Polish text or English: "thermidorianie"); without any it is a command, code, or another
+    language's word ("passwd", "dpkg", "uvicorn"), left alone. Questioned with the nearest
+    forms (two edits away where no slip explains it: `wider`), or, with a Polish letter or
+    unknown to every list, with none: an unknown word, which the writer may add to the
+    dictionary.
     """
     low = word.text
     polish = bool(POLISH_LETTERS.intersection(low))
-    unseen = not (other_zipf(low) or english_zipf(low)) and rarest_trigram(low) > ODD_TRIGRAM
+    unseen = not (other_zipf(low) or english_zipf(low)) and _polish_looking(low)
     if not (polish or unseen) and found and not any(map(_likely, found)):
         return None
     if not found or found[0].cost >= EDIT_COST:
@@ -321,6 +323,12 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     if not found and not unseen and (not polish or other_zipf(low)):
         return None
     return _finding(word, found, "unknown")
+
+
+def _polish_looking(low: str) -> bool:
+    """Letter trigrams Polish writes, but for one in ODD_SHARE: a slip's ("rozrgearno")."""
+    odd, total = odd_trigrams(low, ODD_TRIGRAM)
+    return odd * ODD_SHARE <= total
 
 
 def _likely(c: Candidate) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -63,6 +64,7 @@ async def client(lsp_client: LanguageClient):
     assert editor.statuses[-1].state == "ready", editor.statuses[-1]
     yield
     await lsp_client.shutdown_session()
+    shutil.rmtree(HOME, ignore_errors=True)
 
 
 def open_doc(client: LanguageClient, text: str, name: str, language: str = "markdown") -> str:

@@ -89,6 +89,11 @@ def test_an_unknown_word_is_questioned_even_with_no_fix_near():
     # No Polish letter and no likely slip, but every letter trigram a Polish form has:
     found = questioned("Wniosek o dofinansowniu projektu złożono w marcu.")
     assert found["dofinansowniu"][0] == "dofinansowaniu"
+    # A slip that leaves one letter trigram Polish does not write, in a long word (PlEWi):
+    found = questioned("Wtedy rozrgearno pierwszy mecz, który prowadziłem ekeprymentalny.")
+    assert found["rozrgearno"][0] == "rozegrano"
+    assert found["ekeprymentalny"][0] == "eksperymentalny"
+    assert questioned("Serwer uvicorn ma argv i vcard.") == {}  # mostly odd trigrams: code
 
 
 def test_hunspell_pl_word_list_keeps_rare_forms_and_marks_words_no_list_knows():
