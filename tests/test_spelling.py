@@ -93,7 +93,7 @@ def test_an_unknown_word_is_questioned_even_with_no_fix_near():
     found = questioned("Wtedy rozrgearno pierwszy mecz, który prowadziłem ekeprymentalny.")
     assert found["rozrgearno"][0] == "rozegrano"
     assert found["ekeprymentalny"][0] == "eksperymentalny"
-    assert questioned("Serwer uvicorn ma argv i vcard.") == {}  # mostly odd trigrams: code
+    assert questioned("Serwer uvicorn ma argv i vcard.") == {}  # over one odd in five: code
 
 
 def test_hunspell_pl_word_list_keeps_rare_forms_and_marks_words_no_list_knows():
