@@ -60,6 +60,7 @@ class Run:
     max_tokens: int
     sampling: Sampling
     first_bytes: bytes = b""  # the first token must begin with these (token healing)
+    avoid: tuple[bytes, ...] = ()  # nor spell a start of these (an alternative to what is shown)
     text: bytearray = field(default_factory=bytearray)  # what the generated ids spell
     stats: RunStats = field(init=False)
     keys: Keys = field(init=False)
@@ -112,17 +113,22 @@ class Engine:
         prompt_text: str = "",
         should_stop: Callable[[], bool] | None = None,
         first_bytes: bytes = b"",
+        avoid: tuple[bytes, ...] = (),
     ) -> Iterator[Chunk]:
         """Continue `prompt_ids` by up to `max_tokens` tokens, one Chunk per cycle.
 
         `first_bytes`: the first token is chosen among those that begin with these bytes (a
         space the prompt left out), the same way whatever the policy, so speculation stays exact.
+        `avoid`: nor among those that spell a start of one of these texts (an alternative to
+        suggestions already shown).
         """
         if len(prompt_ids) >= self.context_length:
             raise PromptTooLong(
                 f"prompt has {len(prompt_ids)} tokens; the model's context is {self.context_length}"
             )
-        run = Run(list(prompt_ids), len(prompt_ids), prompt_text, max_tokens, sampling, first_bytes)
+        run = Run(
+            list(prompt_ids), len(prompt_ids), prompt_text, max_tokens, sampling, first_bytes, avoid
+        )
         stream = TextStream(self.table)
         try:
             first = self._prefill(run, should_stop)
@@ -140,6 +146,7 @@ class Engine:
     def _prefill(self, run: Run, should_stop: Callable[[], bool] | None) -> list[int]:
         """Feed the prompt (what the cache lacks of it) and choose the first token."""
         logits = self.beginnings.restrict(run.first_bytes, self.runner.sync(run.ids, should_stop))
+        logits = self.beginnings.exclude(run.avoid, logits)
         y = int(choose(logits[None], run.sampling, run.keys.next())[0])
         run.stats.prefilled_tokens, run.stats.prefill_seconds = (
             self.runner.prefilled,

@@ -77,11 +77,13 @@ class Generator(Protocol):
         should_stop: Callable[[], bool] | None = None,
         sampling: Sampling | None = None,
         first_bytes: bytes = b"",
+        avoid: tuple[bytes, ...] = (),
     ) -> Iterator[Chunk]:
         """Continue `text`; closing the iterator or `should_stop()` ends it between steps.
 
         `sampling` overrides the settings' for this run; `first_bytes` asks for a first token
-        that begins with these bytes (token healing), where the engine can constrain it.
+        that begins with these bytes (token healing), and `avoid` for one that spells no start
+        of these texts (an alternative), where the engine can constrain it.
         """
         ...
 

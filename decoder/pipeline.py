@@ -264,6 +264,7 @@ class Pipeline:
         should_stop: Callable[[], bool] | None = None,
         sampling: Sampling | None = None,
         first_bytes: bytes = b"",
+        avoid: tuple[bytes, ...] = (),
     ) -> Iterator[Chunk]:
         """Continue `text` with the target; the one entry point every front end uses."""
         return self.engine.generate(
@@ -274,6 +275,7 @@ class Pipeline:
             prompt_text=text,
             should_stop=should_stop,
             first_bytes=first_bytes,
+            avoid=avoid,
         )
 
 

@@ -401,14 +401,15 @@ class RemoteEngine:
         should_stop: Callable[[], bool] | None = None,
         sampling: Sampling | None = None,
         first_bytes: bytes = b"",
+        avoid: tuple[bytes, ...] = (),
     ) -> Iterator[Chunk]:
         """Stream a continuation of `text` from the server, one Chunk per server event.
 
         Raises ServerUnavailable when the server is down or goes away mid-stream, ServerRefused
         when it refuses the request. Closing the iterator, or `should_stop()` turning true,
         closes the stream at once. `sampling` overrides the settings' for this request;
-        `first_bytes` is not applied (these APIs cannot constrain the first token; callers check
-        what comes back).
+        `first_bytes` and `avoid` are not applied (these APIs cannot constrain the first token;
+        callers check what comes back).
         """
         if self._closed:
             raise ServerUnavailable(f"{self._where()}: the connection was closed")

@@ -114,6 +114,29 @@ class Beginnings:
         out[..., allowed] = logits[..., allowed]
         return out
 
+    @cached_property
+    def _spelling(self) -> dict[bytes, list[int]]:
+        """The ids (special ones excepted) that spell each piece of bytes."""
+        found: dict[bytes, list[int]] = {}
+        for token, piece in enumerate(self.table):
+            if piece and token not in self.special:
+                found.setdefault(piece, []).append(token)
+        return found
+
+    def exclude(self, texts: tuple[bytes, ...], logits: np.ndarray) -> np.ndarray:
+        """`logits` with every token that spells a start of one of `texts` ruled out (-inf).
+
+        An alternative to text already shown then begins otherwise, so it cannot repeat it.
+        Unchanged where no token would be left.
+        """
+        starts = {text[:n] for text in texts for n in range(1, len(text) + 1)}
+        banned = [token for start in starts for token in self._spelling.get(start, ())]
+        if not banned:
+            return logits
+        out = np.array(logits, copy=True)
+        out[..., banned] = -np.inf
+        return logits if np.isneginf(out).all() else out
+
 
 class TextStream:
     """Turns token ids into text pieces without ever emitting a split UTF-8 character.

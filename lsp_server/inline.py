@@ -182,9 +182,12 @@ async def _sampled(
     """A sampled run of `job` that shows something `shown` does not (None when superseded).
 
     A small model's draw often repeats the greedy item, or its start, and would be dropped:
-    Alt+] would then show nothing new. So it draws again, within the ticket's budget.
+    Alt+] would then show nothing new. So its first token begins none of the items shown, and
+    a draw that still shows nothing new (cut to what is shown) is drawn again, within the
+    ticket's budget.
     """
-    sampled = replace(job, sampling=SAMPLED, times=Deadlines())
+    avoid = tuple(i.text for i in shown)
+    sampled = replace(job, sampling=SAMPLED, times=Deadlines(), avoid=avoid)
     for _ in range(ALTERNATIVE_DRAWS):
         more = await _run(ls, uri, source, sampled, ticket)
         if more is None or ticket.cancelled:

@@ -76,6 +76,7 @@ class Job:
     max_tokens: int
     times: Deadlines = field(default_factory=Deadlines)
     sampling: Sampling | None = None  # None: the settings'
+    avoid: tuple[str, ...] = ()  # suggestions shown: the run's first token begins none of them
     near: Prompt | None = None  # the short prompt, while `prompt` is not prefilled yet
 
 
@@ -141,6 +142,7 @@ def generate(ls: BielikServer, uri: str, job: Job, ticket: Ticket) -> Generated:
         ticket=ticket,
         enough=lambda text: enough(text, prompt, job.after, job.times.show_at, job.times.part_at),
         first_bytes=prompt.first_bytes,
+        avoid=tuple((prompt.dropped + shown).encode("utf-8") for shown in job.avoid),
         sampling=job.sampling,
     )
 

@@ -208,13 +208,15 @@ class Worker:
         enough: Callable[[str], bool] = lambda text: False,
         on_text: Callable[[str, RunStats], None] | None = None,
         first_bytes: bytes = b"",
+        avoid: tuple[bytes, ...] = (),
         sampling: Sampling | None = None,
     ) -> Generated:
         """Continue `prompt`; runs on the engine thread.
 
         Stops at `enough(text)`, the ticket, the token budget or end of text. `key` (a document
-        URI) picks its prefix cache; `first_bytes` and `sampling` go to the engine as they are.
-        A ticket already stopped (work superseded while it waited in the queue) costs nothing.
+        URI) picks its prefix cache; `first_bytes`, `avoid` and `sampling` go to the engine as
+        they are. A ticket already stopped (work superseded while it waited in the queue) costs
+        nothing.
         """
         if ticket.should_stop():
             return Generated("", RunStats(), "cancelled", key)
@@ -230,6 +232,7 @@ class Worker:
                 should_stop=ticket.should_stop,
                 sampling=sampling,
                 first_bytes=first_bytes,
+                avoid=avoid,
             )
             try:
                 for chunk in chunks:

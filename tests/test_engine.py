@@ -22,7 +22,7 @@ SLOW_OK = settings(
 GREEDY = Sampling()
 
 
-def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY, first=b""):
+def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY, first=b"", avoid=()):
     result = collect(
         engine.generate(
             engine.encode(text),
@@ -31,14 +31,16 @@ def run(engine: Engine, text: str, policy, max_tokens: int, sampling=GREEDY, fir
             sampling=sampling,
             prompt_text=text,
             first_bytes=first,
+            avoid=avoid,
         )
     )
     return result.ids, result.text, result.stats
 
 
-def check_same(engine, text, drafter, k, max_tokens, first=b""):
-    plain_ids, plain_text, _ = run(engine, text, FixedPolicy(None, 0), max_tokens, first=first)
-    spec_ids, spec_text, stats = run(engine, text, FixedPolicy(drafter, k), max_tokens, first=first)
+def check_same(engine, text, drafter, k, max_tokens, first=b"", avoid=()):
+    how = {"first": first, "avoid": avoid}
+    plain_ids, plain_text, _ = run(engine, text, FixedPolicy(None, 0), max_tokens, **how)
+    spec_ids, spec_text, stats = run(engine, text, FixedPolicy(drafter, k), max_tokens, **how)
     assert spec_ids == plain_ids
     assert spec_text == plain_text
     assert "\ufffd" not in spec_text
@@ -100,6 +102,33 @@ def test_first_token_begins_with_the_bytes_asked_for(tiny_gemma, text, k):
     assert out.startswith(" ")
     logits = fresh(tiny_gemma).sync(engine.encode(text))
     allowed = [i for i, piece in enumerate(engine.table) if piece.startswith(b" ")]
+    assert ids[0] == allowed[int(np.argmax(logits[allowed]))]
+
+
+@settings(SLOW_OK, max_examples=10)
+@given(text=texts, k=st.integers(1, 8), first=st.sampled_from([b"", b" "]))
+def test_first_token_begins_no_text_to_avoid(tiny_gemma, text, k, first):
+    """An alternative (Alt+]) begins otherwise than the suggestion shown, and stays exact.
+
+    Its first token is the best of those that spell no start of the shown text (and begin with
+    `first`, where token healing asks for it), so its text is not the shown one or its start.
+    """
+    import numpy as np
+
+    engine = Engine(fresh(tiny_gemma))
+    _, shown, _ = run(engine, text, FixedPolicy(None, 0), 8, first=first)
+    avoid = (shown.encode("utf-8"),)
+    check_same(engine, text, LookupDrafter(), k, max_tokens=12, first=first, avoid=avoid)
+    ids, out, _ = run(engine, text, FixedPolicy(None, 0), 8, first=first, avoid=avoid)
+    piece = engine.table[ids[0]]
+    assert out.encode("utf-8").startswith(piece)
+    assert not piece or not avoid[0].startswith(piece)  # an empty one: an end or control token
+    logits = fresh(tiny_gemma).sync(engine.encode(text))
+    allowed = [
+        i
+        for i, piece in enumerate(engine.table)
+        if piece.startswith(first) and not (piece and avoid[0].startswith(piece))
+    ]
     assert ids[0] == allowed[int(np.argmax(logits[allowed]))]
 
 
