@@ -46,6 +46,7 @@ MODEL_MARGIN = 3.0  # nats a candidate must beat a known word by, in its sentenc
 # much more common (Zipf units), before the model reads the sentence.
 CONTEXT_MAX_COST = 0.8
 CONTEXT_MIN_LEAD = 1.0
+UNSEEN_NEAR_ZIPF = 3.0  # a known form Polish text never writes: a slip of a form this common
 RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
 RARE_MAX_COST = 1.2  # ... and this near
 NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
@@ -432,17 +433,25 @@ def _stray_finding(word: Word) -> Finding | None:
 
 
 def _context_candidate(word: Word, low: str) -> Finding | None:
-    """A known word with a far commoner near form: questioned only if the model agrees."""
+    """A known word with a far commoner near form: questioned only if the model agrees.
+
+    The near form is a diacritic away and CONTEXT_MIN_LEAD commoner; or, where Polish text
+    never writes the word (no wordfreq count: a rare derivation Morfeusz generates,
+    "przysosowane", "substacją"), a slip away and UNSEEN_NEAR_ZIPF common. Not for a capital
+    inside a sentence: a rare name ("Klejn", "Latoń") is written as its bearer writes it.
+    """
     if len(low) < 2:
         return None
     lead = polish_zipf(low) + CONTEXT_MIN_LEAD
-    near = tuple(
-        c
-        for c in same_key(low)
-        if c.cost <= CONTEXT_MAX_COST
-        and polish_zipf(c.text) >= lead
-        and not _lemmas(c.text) & _lemmas(low)  # another form of the same word: grammar
-    )
+    near = [c for c in same_key(low) if c.cost <= CONTEXT_MAX_COST and polish_zipf(c.text) >= lead]
+    if not (polish_zipf(low) or other_zipf(low)) and (word.sentence_start or low == word.text):
+        near += [
+            c
+            for c in candidates(low)
+            if c.cost <= EDIT_COST and " " not in c.text and polish_zipf(c.text) >= UNSEEN_NEAR_ZIPF
+        ]
+    # another form of the same word is grammar's question
+    near = tuple(c for c in _merged(tuple(near)) if not _lemmas(c.text) & _lemmas(low))
     if not near:
         return None
     return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)

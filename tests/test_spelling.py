@@ -68,6 +68,18 @@ def test_capitalised_words_are_checked_like_the_others():
     assert questioned(names) == {}
 
 
+def test_a_known_form_polish_text_never_writes_is_a_question_for_the_model():
+    """A form Morfeusz derives but no one writes ("przysosowane") is asked about (PlEWi).
+
+    It is a slip of a common form far more often than a word; the model decides. A rare name
+    inside a sentence is not asked about.
+    """
+    found = spelling.check("Samce są przysosowane do walk o samicę.")
+    assert [(f.word, f.reason, f.known) for f in found] == [("przysosowane", "context", True)]
+    assert found[0].candidates[0].text == "przystosowane"
+    assert spelling.check("Pisał o tym Klejn w roku 1900.") == []
+
+
 def test_case_as_polish_writes_it():
     """Names written small get their capital; capitals typed inside a word are questioned."""
     text = "Rywalizował z francją. Andrzej NAdolski i Sebastian MIla grali na ZSkłonny sposób."
@@ -217,6 +229,9 @@ def test_the_model_ranks_in_the_sentence_and_clears_known_words_that_fit():
     text = "Wczoraj wieczorem zaczoł padać deszcz. Poszliśmy do domu."
     found = spelling.rank(text, spelling.check(text), engine.score)
     assert [(f.word, f.suggestions[0]) for f in found] == [("zaczoł", "zaczął")]
+    text = "Samce są przysosowane do walk o samicę."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("przysosowane", "przystosowane")]
     known = spelling.check("Dom stał między drzewami.")
     assert spelling.rank("Dom stał między drzewami.", known, engine.score) == []
 
