@@ -62,6 +62,7 @@ ENGLISH_WEAK_ZIPF = 2.5  # ... or this common, when no cheap slip would make it 
 CHEAP_COST = 1.2  # a slip this cheap (diacritics, sounds-alike, double, swap)
 GLUED_ZIPF = 3.5  # both halves of two glued English words this common ("tar"+"file")
 ENGLISH_EDGE = 0.5  # Zipf units: a Polish slip must be this much commoner to beat English
+STEM_LEAD = 1.5  # ... or, an English stem with a Polish ending, a one-edit slip this much
 STRAY_ZIPF = 5.0  # a one- or two-letter slip: corrections among the commonest words only
 NEIGHBOUR_MAX = 1.4  # ... a neighbouring key away at most
 ODD_TRIGRAM = 2  # a letter trigram in this few Polish forms is odd
@@ -175,9 +176,10 @@ def rare_form(word: str) -> bool:
 def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...]) -> bool:
     """An English word: one of a run of them, or commoner in English than a slip's Polish.
 
-    Commoner than the Polish forms a cheap slip would give ("line", not "linę"), or two English
-    words glued ("tarfile"). A word of two letters only in a run ("ns" alone is a slip of "na"
-    far more often).
+    Commoner than the Polish forms a cheap slip would give ("line", not "linę"), an English
+    stem with a Polish ending unless a slip gives a far commoner form ("triggera", but "masta"
+    is "miasta"), or two English words glued ("tarfile"). A word of two letters only in a run
+    ("ns" alone is a slip of "na" far more often).
     """
     if POLISH_LETTERS.intersection(word):
         return False
@@ -194,11 +196,19 @@ def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...])
         return True  # "line", "date": commoner in English than "linę", "datę" are in Polish
     if z >= ENGLISH_WEAK_ZIPF and not cheap:
         return True  # "debug", "const": no cheap slip makes them Polish
-    if not cheap and max(map(english_zipf, _stems(word)), default=0.0) >= ENGLISH_WEAK_ZIPF:
+    stem = max(map(english_zipf, _stems(word)), default=0.0)
+    if not cheap and stem >= ENGLISH_WEAK_ZIPF and not _slip_leads(found, stem + STEM_LEAD):
         return True  # "triggera", "hostowania", "commitów": an English word, Polish endings
     return not cheap and any(
         english_zipf(word[:i]) >= GLUED_ZIPF and english_zipf(word[i:]) >= GLUED_ZIPF
         for i in range(3, len(word) - 2)
+    )
+
+
+def _slip_leads(found: tuple[Candidate, ...], zipf: float) -> bool:
+    """A one-edit slip of `found` makes a Polish form this common."""
+    return any(
+        c.cost <= EDIT_COST and " " not in c.text and polish_zipf(c.text) >= zipf for c in found
     )
 
 

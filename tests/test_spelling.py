@@ -98,6 +98,9 @@ def test_an_unknown_word_is_questioned_even_with_no_fix_near():
     assert found["jednoznczanie"][0] == "jednoznacznie" and found["abberacji"][0] == "aberracji"
     assert questioned("Wyjął z szafy źdźbłośćki.") == {"źdźbłośćki": ()}
     assert questioned("Zrób commit, potem triggera z hostowania i passwd.") == {}
+    # An English stem with a Polish ending, unless a slip gives a far commoner Polish form
+    assert questioned("Zrób commit bez tagów i merge.") == {}
+    assert questioned("Odra zalała lewobrzeżną część masta Opole.")["masta"][0] == "miasta"
     # No Polish letter and no likely slip, but every letter trigram a Polish form has:
     found = questioned("Wniosek o dofinansowniu projektu złożono w marcu.")
     assert found["dofinansowniu"][0] == "dofinansowaniu"
