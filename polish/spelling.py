@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from polish.lexicon import english_zipf, odd_trigrams, other_zipf, polish_zipf, sjp_knows
 from polish.morphology import Interp, analyse, is_abbreviation, is_known
-from polish.typos import EDIT_COST, Candidate, candidates, same_key, wider
+from polish.typos import EDIT_COST, Candidate, candidates, listed, same_key, wider
 from polish.words import Word, paragraphs, switched_off, words
 
 Score = Callable[[str, list[str]], "list[float] | None"]
@@ -47,6 +47,7 @@ MODEL_MARGIN = 3.0  # nats a candidate must beat a known word by, in its sentenc
 CONTEXT_MAX_COST = 0.8
 CONTEXT_MIN_LEAD = 1.0
 UNSEEN_NEAR_ZIPF = 3.0  # a known form Polish text never writes: a slip of a form this common
+UNSEEN_MIN_LEN = 5  # ... if it is this long ("f" is a variable, not a slip of "w")
 RARE_MIN_LEAD = 1.0  # an archaic/lower-case-name/acronym form: a near form this much commoner
 RARE_MAX_COST = 1.2  # ... and this near
 NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
@@ -454,10 +455,11 @@ def _context_candidate(word: Word, low: str) -> Finding | None:
         return None
     lead = polish_zipf(low) + CONTEXT_MIN_LEAD
     near = [c for c in same_key(low) if c.cost <= CONTEXT_MAX_COST and polish_zipf(c.text) >= lead]
-    if not (polish_zipf(low) or other_zipf(low)) and (word.sentence_start or low == word.text):
+    unseen = len(low) >= UNSEEN_MIN_LEN and not (polish_zipf(low) or other_zipf(low))
+    if unseen and (word.sentence_start or low == word.text):
         near += [
             c
-            for c in candidates(low)
+            for c in listed(low)
             if c.cost <= EDIT_COST and " " not in c.text and polish_zipf(c.text) >= UNSEEN_NEAR_ZIPF
         ]
     # another form of the same word is grammar's question

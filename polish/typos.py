@@ -259,19 +259,34 @@ def same_key(word: str) -> tuple[Candidate, ...]:
 @lru_cache(maxsize=4096)
 def candidates(word: str) -> tuple[Candidate, ...]:
     """Known forms near `word` (lower-case), cheapest error first; () for unusable input."""
+    ranked = listed(word)
+    if ranked and ranked[0].cost < EDIT_COST:
+        return ranked
+    spelt, found = _near(word)  # a form too rare for the lexicon?
+    return _ranked(word, found | {w for w in spelt if is_known(w)})
+
+
+@lru_cache(maxsize=4096)
+def listed(word: str) -> tuple[Candidate, ...]:
+    """`candidates` among the lexicon's forms only: no Morfeusz lookups, so cheaper."""
+    return _ranked(word, _near(word)[1])
+
+
+@lru_cache(maxsize=4096)
+def _near(word: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The word with one cheap error undone, and the lexicon's forms near it."""
     if not word or len(word) > MAX_WORD or word != word.lower():
-        return ()
+        return frozenset(), frozenset()
     k = key(word)
     spelt = _spelt(word)
     found = _forms({k} | _one_edit(k) | {key(w) for w in spelt}) | _splits(word)
     found.discard(word)
-    ranked = _ranked(word, found)
-    if not ranked or ranked[0].cost >= EDIT_COST:  # a form too rare for the lexicon?
-        ranked = _ranked(word, found | {w for w in spelt if is_known(w)})
-    return ranked
+    return frozenset(spelt), frozenset(found)
 
 
 def _ranked(word: str, forms) -> tuple[Candidate, ...]:
+    if not forms:
+        return ()
     rules = _rules_at(word)
     scored = [(f, error_cost(word, f, rules) + _lone_letter(f)) for f in forms]
     return tuple(
