@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from functools import cached_property, lru_cache
 
@@ -114,23 +114,16 @@ class Beginnings:
         out[..., allowed] = logits[..., allowed]
         return out
 
-    @cached_property
-    def _spelling(self) -> dict[bytes, list[int]]:
-        """The ids (special ones excepted) that spell each piece of bytes."""
-        found: dict[bytes, list[int]] = {}
-        for token, piece in enumerate(self.table):
-            if piece and token not in self.special:
-                found.setdefault(piece, []).append(token)
-        return found
-
     def exclude(self, texts: tuple[bytes, ...], logits: np.ndarray) -> np.ndarray:
         """`logits` with every token that spells a start of one of `texts` ruled out (-inf).
 
         An alternative to text already shown then begins otherwise, so it cannot repeat it.
         Unchanged where no token would be left.
         """
+        pieces, ids = self._sorted
         starts = {text[:n] for text in texts for n in range(1, len(text) + 1)}
-        banned = [token for start in starts for token in self._spelling.get(start, ())]
+        spans = ((bisect_left(pieces, s), bisect_right(pieces, s)) for s in starts)
+        banned = [t for lo, hi in spans for t in ids[lo:hi] if t not in self.special]
         if not banned:
             return logits
         out = np.array(logits, copy=True)
