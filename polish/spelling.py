@@ -197,8 +197,8 @@ def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...])
         return True  # "line", "date": commoner in English than "linę", "datę" are in Polish
     if z >= ENGLISH_WEAK_ZIPF and not cheap:
         return True  # "debug", "const": no cheap slip makes them Polish
-    stem = max(map(english_zipf, _stems(word)), default=0.0)
-    if not cheap and stem >= ENGLISH_WEAK_ZIPF and not _slip_leads(found, stem + STEM_LEAD):
+    stem = 0.0 if cheap else max(map(english_zipf, _stems(word)), default=0.0)
+    if stem >= ENGLISH_WEAK_ZIPF and not _slips(found, stem + STEM_LEAD):
         return True  # "triggera", "hostowania", "commitów": an English word, Polish endings
     return not cheap and any(
         english_zipf(word[:i]) >= GLUED_ZIPF and english_zipf(word[i:]) >= GLUED_ZIPF
@@ -206,11 +206,10 @@ def _english(word: str, neighbours: Iterable[str], found: tuple[Candidate, ...])
     )
 
 
-def _slip_leads(found: tuple[Candidate, ...], zipf: float) -> bool:
-    """A one-edit slip of `found` makes a Polish form this common."""
-    return any(
-        c.cost <= EDIT_COST and " " not in c.text and polish_zipf(c.text) >= zipf for c in found
-    )
+def _slips(found: tuple[Candidate, ...], zipf: float) -> list[Candidate]:
+    """The candidates of `found` one edit away or nearer that make a Polish form this common."""
+    near = (c for c in found if c.cost <= EDIT_COST and " " not in c.text)
+    return [c for c in near if polish_zipf(c.text) >= zipf]
 
 
 def _stems(word: str) -> list[str]:
@@ -457,11 +456,7 @@ def _context_candidate(word: Word, low: str) -> Finding | None:
     near = [c for c in same_key(low) if c.cost <= CONTEXT_MAX_COST and polish_zipf(c.text) >= lead]
     unseen = len(low) >= UNSEEN_MIN_LEN and not (polish_zipf(low) or other_zipf(low))
     if unseen and (word.sentence_start or low == word.text):
-        near += [
-            c
-            for c in listed(low)
-            if c.cost <= EDIT_COST and " " not in c.text and polish_zipf(c.text) >= UNSEEN_NEAR_ZIPF
-        ]
+        near += _slips(listed(low), UNSEEN_NEAR_ZIPF)
     # another form of the same word is grammar's question
     near = tuple(c for c in _merged(tuple(near)) if not _lemmas(c.text) & _lemmas(low))
     if not near:
