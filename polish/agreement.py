@@ -25,7 +25,15 @@ Relations (each between words with only spaces between them, in one sentence):
 - `subject-after`: a verb that takes no object, no subject before it, and a genitive after it
   that agrees with it in the nominative ("gdzie później powstał kościoła" -> "kościół");
 - `relative`: "który" before a noun it does not agree with, which it owns ("wierzyciela,
-  który sytuacja" -> "którego").
+  który sytuacja" -> "którego");
+- `negation`: a negated verb that takes an accusative object, and a noun or number after it
+  in the accusative: a negated verb's object is genitive ("nie wnoszące wiele walorów" ->
+  "wielu", "nie mam czas" -> "czasu");
+- `numeral-subject`: a count in digits that takes the genitive ("5", "12", "1,6 miliona"),
+  its noun, and a past or present verb after it: such a subject takes the neuter singular
+  ("Ponad 1,6 miliona dolarów trafiła" -> "trafiło");
+- `participle`: an adverbial participle joined by "i" to an adjectival one, which it meant
+  ("kanały przyspieszając i ukierunkowujące płyn" -> "przyspieszające").
 """
 
 from __future__ import annotations
@@ -263,10 +271,11 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
         out += _noun_phrase(toks, i)
         if i + 1 < len(toks) and toks[i + 1].joined:
             for check in (
-                _subject_verb, _preposition, _numeral, _government, _subject_after, _relative
+                _subject_verb, _preposition, _numeral, _government, _subject_after, _relative,
+                _negated_object, _participles, _noun_genitive,
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
-        out += _impersonal(toks, i)
+        out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
     return _unique(out)
 
 
@@ -621,3 +630,185 @@ def _government(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]
             _options(b, nouns, lambda r: bool(r.case & oblique) and _same_slot(r, nouns)),
         )
     ]
+
+
+NO_SUBJECT = frozenset({"inf", "pcon", "pant", "pact", "ger", "imps"})  # forms with no subject
+
+
+def _negated_object(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A negated verb that takes an object, then a noun or number only in the accusative.
+
+    "nie wnoszące wiele walorów" -> "wielu": a negated verb's object is genitive. A noun in
+    the nominative too counts only where it cannot be the verb's subject ("nie mam czas").
+    """
+    verbs = [r for r in a.readings if r.pos in FINITE | NO_SUBJECT and _transitive(r.lemma)]
+    if not verbs or b.text[:1].isupper():
+        return []
+    if not (i > 0 and a.joined and toks[i - 1].text.lower() == "nie"):
+        if not a.only(VERBAL | {"ger", "pact"}) or not all("neg" in r.rest for r in verbs):
+            return []  # no "nie" before: a participle written with it ("niewnoszące")
+    nouns = b.of(NOMINAL | {"num"})
+    if not nouns or not b.only(NOMINAL | {"num", "adv", "pred"}):
+        return []
+    if any("gen" in r.case or "acc" not in r.case for r in nouns):
+        return []
+    subjects = [r for r in nouns if "nom" in r.case]
+    finite = [v for v in verbs if v.pos in FINITE]
+    if any(_subject_agrees(s, v) for s in subjects for v in finite):
+        return []  # "nie przyszedł Jan": a subject after its verb
+    templates = [_agreeing(n) for n in nouns]
+    ok = lambda r: "gen" in r.case and _same_slot(r, nouns)  # noqa: E731
+    return [Conflict(i + 1, "negation", i, _options(b, templates, ok))]
+
+
+def _agreeing(r: Reading) -> Reading:
+    """A numeral's reading as its genitive has it: agreeing with its noun (SGJP's "congr").
+
+    "wiele walorów": "wiele" governs its noun ("rec"); "wielu walorów": it agrees.
+    """
+    return r._replace(rest=tuple("congr" if x == "rec" else x for x in r.rest))
+
+
+COUNT_WORDS = frozenset({"tysiąc", "milion", "miliard"})
+# Words that may stand before a count that is a subject: "Ponad 1,6 miliona dolarów trafiło".
+BEFORE_COUNT = frozenset("ponad około przeszło blisko prawie niemal aż tylko jedynie już".split())
+
+
+def _counted_subject(toks: list[Token], i: int) -> list[Conflict]:
+    """A count that takes the genitive, its noun, and a verb after them: neuter singular.
+
+    "Ponad 1,6 miliona dolarów trafiła" -> "trafiło"; "5 osób przyszło". Only where nothing
+    before the count governs it ("z 5 osób", "mając 5 lat"), and only for counts that take
+    the genitive (not "3 osoby przyszły").
+    """
+    verb = toks[i]
+    if i < 2 or not verb.joined or not verb.only({"fin", "praet", "bedzie"}):
+        return []
+    noun = toks[i - 1]
+    if not noun.joined or not noun.only(NOMINAL) or noun.text[:1].isupper():
+        return []
+    if any(not r.case <= {"gen", "acc"} or r.number != {"pl"} for r in noun.readings):
+        return []
+    verbs = verb.of({"fin", "praet", "bedzie"})
+    if any("acc" in r.case for r in noun.readings) and any(_transitive(v.lemma) for v in verbs):
+        return []  # "300 żołnierzy zabili": an object before its verb
+    k = i - 2
+    if toks[k].joined and {r.lemma.split(":")[0] for r in toks[k].readings} & COUNT_WORDS:
+        if any(r.case != {"gen"} for r in toks[k].readings):
+            return []  # "22 tysiące osób": the count word is the subject
+        k -= 1
+    if k < 0 or not toks[k + 1].joined or not _genitive_count(toks[k].text):
+        return []
+    if k > 0 and toks[k].joined and toks[k - 1].text.lower() not in BEFORE_COUNT:
+        return []
+    if any(_neuter_singular(v) for v in verbs):
+        return []
+    return [Conflict(i, "numeral-subject", i - 1, _options(verb, verbs, _neuter_singular))]
+
+
+def _genitive_count(text: str) -> bool:
+    """A number in digits whose noun is genitive: a fraction, 0-1, 5-21, 25-31...; not 2-4."""
+    if not text[:1].isdigit():
+        return False
+    if "," in text:
+        return True
+    if "." in text:
+        return False  # "1.500" or a date: not ours to read
+    n = int(text)
+    return n >= 5 and (n % 10 not in (2, 3, 4) or n % 100 in (12, 13, 14))
+
+
+def _neuter_singular(r: Reading) -> bool:
+    if "sg" not in r.number:
+        return False
+    if r.pos == "praet":
+        return "n" in r.gender or bool(r.gender & {"n1", "n2"})
+    return "ter" in r.person
+
+
+JOINING = frozenset({"i", "oraz", "lub", "albo", "a"})
+
+
+def _participles(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """An adverbial participle joined by "i" to an adjectival one: it meant the adjectival.
+
+    "kanały przyspieszając i odpowiednio ukierunkowujące płyn" -> "przyspieszające": two
+    participles joined describe one noun; an adjectival participle that begins a noun phrase
+    of its own ("śpiewając i tańczące dzieci") is left alone.
+    """
+    if not a.only({"pcon"}) or b.text.lower() not in JOINING:
+        return []
+    j = i + 2
+    while j < len(toks) and toks[j].joined and toks[j].only({"adv", "qub"}):
+        j += 1
+    if j >= len(toks) or not toks[j].joined or not toks[j].only({"pact"}):
+        return []
+    after = toks[j].of({"pact"})
+    following = _noun_after(toks, j)
+    if following is not None and any(agree(x, n, NP) for x in after for n in _nominal(following)):
+        return []
+    templates = [r._replace(pos="pact", rest=(*r.rest, "aff")) for r in a.readings]
+    return [Conflict(i, "participle", j, _options(a, templates, lambda r: _fits(r, after, NP)))]
+
+
+def _noun_genitive(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A noun in an oblique case, then a bare noun in the nominative or accusative.
+
+    "przedstawicielem związki plemion" -> "związku": the second meant the genitive that
+    belongs to the first, in either number. It may also be the subject or object of the
+    clause ("dał dziecku zabawki"), so the model must win by far.
+    """
+    if not a.only(NOMINAL) or not b.only(NOMINAL) or b.text[:1].isupper() or not _common(a):
+        return []
+    if _verb_with_clitic(a.text) or any(r.case & {"nom", "acc", "voc"} for r in a.readings):
+        return []
+    nouns = b.readings
+    if any(not r.case & {"nom", "acc"} or "gen" in r.case for r in nouns):
+        return []
+    if _after_preposition(toks, i) or i + 2 < len(toks) and toks[i + 2].text[:1].isupper():
+        return []  # "Po obiedzie pan Tomasz": a phrase of its own, then the subject
+    ok = lambda r: "gen" in r.case and agree(r, nouns[0], ("gender",))  # noqa: E731
+    return [Conflict(i + 1, "noun-genitive", i, _options(b, nouns, ok))]
+
+
+def _verb_with_clitic(word: str) -> bool:
+    """A past form with its person's clitic ("miałem": "miał" + "em"), which `readings` omits."""
+    interps = analyse(word)
+    end = max((i.end for i in interps), default=0)
+    return any(i.pos == "praet" and i.start == 0 and i.end < end for i in interps)
+
+
+def _after_preposition(toks: list[Token], i: int) -> bool:
+    """The noun at i ends a phrase a preposition opens.
+
+    Its adjectives between, or words Morfeusz does not know ("po termidoriańskim przewrocie").
+    """
+    k = i
+    while (
+        k > 0
+        and toks[k].joined
+        and (toks[k - 1].only({"adj", "adv", "qub"}) or not toks[k - 1].readings)
+    ):
+        k -= 1
+    return k > 0 and toks[k].joined and toks[k - 1].has({"prep"})
+
+
+def _participle_noun(toks: list[Token], i: int) -> list[Conflict]:
+    """An adjective, then a participle that cannot agree with it: the verb's noun was meant.
+
+    "Dowodem obsesyjnego zainteresowani własną śmiercią" -> "zainteresowania": the gerund of
+    the participle's verb (same lemma in SGJP), in the adjective's case, number and gender.
+    """
+    a = toks[i]
+    if i + 1 >= len(toks) or not toks[i + 1].joined or not _adjective(a, toks, i):
+        return []
+    b = toks[i + 1]
+    participles = b.of({"ppas", "pact"})
+    adjs = a.of({"adj"})
+    if not participles or b.text[:1].isupper() or _noun_after(toks, i) is not None:
+        return []
+    if any(agree(x, r, NP) for x in adjs for r in b.readings):
+        return []
+    templates = [r._replace(pos="ger") for r in participles]
+    options = _options(b, templates, lambda r: _fits(r, adjs, NP))
+    return [Conflict(i + 1, "adj-noun", i, options)]

@@ -36,7 +36,7 @@ Compare = Callable[[str, list[tuple[int, int, int, int, tuple[str, ...]]], float
 # only has to not object; a preposition swapped for another is a question of meaning, which a
 # small model answers by frequency, so it must win by far.
 MARGIN = {
-    "adj-noun": 4.5,
+    "adj-noun": 4.25,
     "pronoun-noun": 10.0,
     "subject-verb": 0.5,
     "prep-case": 3.0,
@@ -45,6 +45,10 @@ MARGIN = {
     "government": -3.0,
     "subject-after": 3.0,
     "relative": 3.0,
+    "negation": 0.0,
+    "numeral-subject": -3.0,
+    "participle": 0.0,
+    "noun-genitive": 6.0,
 }
 # A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
 # "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
@@ -62,7 +66,8 @@ REASONS = {
     "w-we": "“we” before w or f and a consonant, “w” before a vowel",
     "z-ze": "“ze” before s, z, ś, ź, ż, sz and a consonant, “z” before a vowel",
     "przecinek": "a comma goes before this conjunction or relative pronoun",
-    "data": "a day of the month takes the month in the genitive",
+    "data": "a day of the month takes the month in the genitive; a month with no day, heading "
+    "an entry, the nominative",
     "tę-tą": "the accusative of “ta” is “tę” (“tą” is the instrumental)",
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
@@ -77,6 +82,10 @@ RELATIONS = {
     "government": "verb and its complement",
     "subject-after": "subject and verb",
     "relative": "“który” and the noun it owns",
+    "negation": "a negated verb and its object, which is genitive",
+    "numeral-subject": "a count and its verb, which is neuter singular",
+    "participle": "the participle it is joined to",
+    "noun-genitive": "the noun before it, whose genitive it would be",
 }
 
 

@@ -13,7 +13,9 @@ can turn off (`grammarDisabledRules`):
 - `przecinek`: a comma before "że", "który" (any form), "ale", "lecz" and a "więc" that opens
   a clause, where the word before cannot join them ("mimo że", "w którym", "i który");
 - `data`: a day's number and its month in the genitive ("20 luty 1981" -> "20 lutego 1981",
-  and a slip one letter from it before a year: "23 styczni 1982" -> "23 stycznia 1982");
+  and a slip one letter from it before a year: "23 styczni 1982" -> "23 stycznia 1982"); a
+  month with no day that heads a dated entry, in the nominative ("czerwca – Stephen Crane,
+  pisarz" -> "czerwiec – Stephen Crane", as a year's list of events writes it);
 - `tę-tą`: the accusative of "ta" is "tę" ("na tą podprzestrzeń" -> "na tę podprzestrzeń",
   "Przez wyspę tą" -> "Przez wyspę tę");
 - `dwiema`: in careful Polish the instrumental of "dwie" ("obie", "obydwie") with a feminine
@@ -30,7 +32,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import OSA
 
-from polish.agreement import MONTHS, Reading, Token, readings
+from polish.agreement import MONTHS, NP, Reading, Token, agree, readings
 from polish.lexicon import polish_zipf
 from polish.morphology import analyse, is_known, paradigm
 from polish.spelling import Finding
@@ -246,15 +248,18 @@ def _between_clauses(tokens: list[Token], i: int) -> bool:
 
 
 # -- dates, tę/tą ------------------------------------------------------------------------------
-def _genitive(month: Reading) -> str | None:
+def _month_form(month: Reading, case: str = "gen") -> str | None:
     for orth, tag, _ in paradigm(month.lemma):
-        if tag.startswith("subst:sg:gen"):
+        if tag.startswith(f"subst:sg:{case}"):
             return orth
     return None
 
 
 def dates(text: str, tokens: list[Token]) -> list[Finding]:
-    """Rule: "20 luty 1981" -> "20 lutego 1981": a day of the month takes the month's genitive."""
+    """Rule: "20 luty 1981" -> "20 lutego 1981": a day of the month takes the month's genitive.
+
+    And a month heading an entry without its day is in the nominative (`_heading_month`).
+    """
     out = []
     for i, t in enumerate(tokens):
         after = _next(tokens, i)
@@ -265,12 +270,53 @@ def dates(text: str, tokens: list[Token]) -> list[Finding]:
             continue
         if months:
             nouns = [r for r in months if r.pos == "subst"]  # "luty" is an adjective too
-            fix = _genitive(nouns[0]) if nouns else None
+            fix = _month_form(nouns[0]) if nouns else None
         else:
             fix = _month_slip(tokens, i + 1)
         if fix:
             out.append(_finding(after, fix if after.text.islower() else fix.capitalize(), "data"))
-    return out
+    return out + [f for i in range(len(tokens)) if (f := _heading_month(text, tokens, i))]
+
+
+ENTRY_DASH = re.compile(r"[ \t]+[–—-][ \t]")
+
+
+def _heading_month(text: str, tokens: list[Token], i: int) -> Finding | None:
+    """A month in the genitive with no day before it, heading an entry: the nominative.
+
+    "czerwca – Stephen Crane, pisarz" -> "czerwiec": a year's list dates an entry by its day
+    ("5 czerwca – ...") or, with none, by the month alone. Only where nothing before the month
+    could govern a genitive: the line's start, or an adjective that cannot agree with it (the
+    end of the entry before: "pisarz amerykański lipca – ..."), and no range follows
+    ("czerwca – lipca").
+    """
+    t = tokens[i]
+    months = [r for r in t.readings if r.lemma.split(":")[0] in MONTHS and r.pos == "subst"]
+    if not months or any("gen" not in r.case or "nom" in r.case for r in t.readings):
+        return None
+    if not ENTRY_DASH.match(text, t.end) or not _entry_start(tokens, i):
+        return None
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if after is not None and (
+        after.text[0].isdigit()
+        or after.has({"subst"})
+        and any(r.lemma.split(":")[0] in MONTHS for r in after.readings)
+    ):
+        return None
+    fix = _month_form(months[0], "nom")
+    return _finding(t, fix if t.text.islower() else fix.capitalize(), "data") if fix else None
+
+
+def _entry_start(tokens: list[Token], i: int) -> bool:
+    """Nothing before the word at i that could govern its genitive."""
+    t = tokens[i]
+    if i == 0 or tokens[i - 1].sentence != t.sentence or "\n" in t.gap:
+        return True
+    before = tokens[i - 1]
+    if before.text[0].isdigit():
+        return False
+    month = [r for r in t.readings if r.pos == "subst"]
+    return before.only({"adj"}) and not any(agree(a, m, NP) for a in before.readings for m in month)
 
 
 @lru_cache(maxsize=1)
@@ -280,7 +326,7 @@ def _month_genitives() -> tuple[str, ...]:
             g
             for m in sorted(MONTHS)
             for r in readings(m)
-            if r.lemma.split(":")[0] == m and (g := _genitive(r))
+            if r.lemma.split(":")[0] == m and (g := _month_form(r))
         )
     )
 

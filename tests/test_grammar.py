@@ -75,6 +75,9 @@ def _conflicts(text: str):
         # PlEWi: "w XV wieku ukończono fasadę z dwoma wieżami zwieńczonymi ażurowymi hełmami"
         ("ukończono fasadę z dwoma wieżami zwieńczonymi", "dwoma", "dwiema", "dwiema"),
         ("z fasadą zachodnią z dwoma masywnymi wieżami", "dwoma", "dwiema", "dwiema"),
+        # PlEWi: a year's list, entries dated by the month alone
+        ("czerwca – Stephen Crane, pisarz amerykański lipca – H.", "czerwca", "czerwiec", "data"),
+        ("czerwca – Stephen Crane, pisarz amerykański lipca – H.", "lipca", "lipiec", "data"),
         # PlEWi: "jest autorem słynnego dzieła O poprawie Rzeczpospolitej, w którym bronił"
         ("O poprawie Rzeczpospolitej, w", "Rzeczpospolitej", "Rzeczypospolitej", "rzeczpospolita"),
     ],
@@ -100,6 +103,9 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Zabrał walizkę tą drogą.",  # "tą" goes with the instrumental after it
         "Czytał to w „Rzeczpospolitej” z dwoma kolegami i dwiema koleżankami.",  # a newspaper
         "Od 23 stycznia 1982 do 3 maja 1983, a potem 5 marca.",
+        # a month governed by what stands before it, or a range
+        "Do końca lipca – jak podaje prasa – trwały prace. Ubiegłego lipca – pamiętam – padało.",
+        "5 czerwca – 7 lipca 1990 trwała wystawa; czerwca – lipca 1991 nie.",
     ],
 )
 def test_certain_rules_leave_correct_sentences_alone(text):
@@ -147,6 +153,26 @@ def test_a_rule_switched_off_is_not_reported():
             "zatrzymywano",
             "zatrzymywała",
         ),
+        # PlEWi: a negated verb's object is genitive
+        ("częste są covery nie wnoszące wiele walorów artystycznych", "wiele", "wielu"),
+        ("Nie mam czas na to.", "czas", "czasu"),
+        # PlEWi: a count that takes the genitive makes its verb neuter singular
+        ("Ponad 1,6 miliona dolarów trafiła na konto fundacji.", "trafiła", "trafiło"),
+        ("Około 300 żołnierzy zginęli.", "zginęli", "zginęło"),
+        # PlEWi: an adverbial participle joined to an adjectival one
+        (
+            "tworzą kanały przyspieszając i odpowiednio ukierunkowujące płyn",
+            "przyspieszając",
+            "przyspieszające",
+        ),
+        # PlEWi: a noun that belongs to the one before, in the genitive
+        ("był stałym przedstawicielem związki plemion izraelskich", "związki", "związku"),
+        # PlEWi: an adjective before a participle: the verb's noun (same lemma in SGJP)
+        (
+            "Dowodem obsesyjnego zainteresowani własną śmiercią",
+            "zainteresowani",
+            "zainteresowania",
+        ),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -170,6 +196,13 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Opisał język znaczników podobny do innych.",  # the adjective is the noun before's
         "Tę książkę czytano często, a dom zbudowano w 1900 roku.",  # objects, not subjects
         "Spór dotyczył kościoła, a książka, którą ojciec kupił, brakowała mi.",
+        "Nie przyszedł Jan, nie spał całą noc i nie miał czasu.",  # a subject; no object
+        "Przyszło 5 osób, a 3 osoby przyszły. Z 10 kandydatów wygrała Anna.",
+        "12 posłów głosowało, a 300 żołnierzy zginęło.",
+        "Szedł, śpiewając i tańcząc, a śpiewając i tańczące dzieci patrzyły.",
+        "Dał dziecku zabawki. Po obiedzie pan Tomasz wyszedł.",  # an object; a phrase of its own
+        "Jednak miałem rację.",  # "miałem": a verb with its clitic, not the noun "miał"
+        "Widział nowego zainteresowanego klienta.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
