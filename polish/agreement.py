@@ -337,14 +337,15 @@ def _pronoun_too(t: Token) -> bool:
 def _closes(toks: list[Token], i: int) -> bool:
     """The word at i ends its phrase.
 
-    Punctuation or the sentence's end follows, or a known word that is no noun (not markup,
-    not a word Morfeusz does not know).
+    Punctuation or the sentence's end follows, or a known word that cannot be a noun (not
+    markup, not a word Morfeusz does not know, not a participle that may be one:
+    "obsesyjnego zainteresowani" is `_participle_noun`'s).
     """
     if i + 1 >= len(toks) or toks[i + 1].sentence != toks[i].sentence:
         return True
     after = toks[i + 1]
     if after.joined:
-        return bool(after.readings)
+        return bool(after.readings) and not (after.has(NOMINAL) and after.has({"ppas", "pact"}))
     return not after.gap.strip(" \t\n,;:–—-)")
 
 

@@ -209,6 +209,10 @@ def test_words_that_agree_are_not_asked_about(text):
     assert asked(text) == {}
 
 
+def test_an_adjective_before_a_participle_waits_for_it_not_for_the_noun_before():
+    assert list(asked("Dowodem obsesyjnego zainteresowani własną śmiercią")) == ["zainteresowani"]
+
+
 # -- the model's comparison ---------------------------------------------------------------------
 def test_compare_gives_each_options_gain_over_the_original_sentence():
     backend = TinyBackend(seed=7)
