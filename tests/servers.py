@@ -30,6 +30,7 @@ class InferenceServer:
         self.kind, self.model, self.port = kind, model, port or free_port()
         self.process: subprocess.Popen | None = None
         self.launcher: list[str] | None = None  # runs mlx_lm.server's arguments instead of it
+        # Its output; stop() removes it unless asked to keep it (a failed test's evidence).
         self.log = Path(tempfile.mkstemp(prefix=f"bielik-{kind}-server-", suffix=".log")[1])
 
     @property
@@ -44,12 +45,21 @@ class InferenceServer:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"{self.kind} server exited: {self.log.read_text()[-2000:]}")
+                raise RuntimeError(f"{self.kind} server exited: {self.log_tail()}")
             if self._answers():
                 return
             time.sleep(0.5)
-        self.stop()
-        raise TimeoutError(f"{self.kind} server not ready in {timeout_s}s: {self.log}")
+        self.stop(keep_log=True)
+        raise TimeoutError(
+            f"{self.kind} server not ready in {timeout_s}s: {self.log}\n{self.log_tail()}"
+        )
+
+    def log_tail(self, chars: int = 2000) -> str:
+        """The end of the server's output, for a failure message ("" once the log is gone)."""
+        try:
+            return self.log.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
 
     def _command(self) -> tuple[list[str], dict[str, str]]:
         extra = ["--log-level", "WARNING"] if self.kind == "mlx" else []
@@ -81,13 +91,16 @@ class InferenceServer:
             self.process.send_signal(signal.SIGKILL)
             self.process.wait(30)
 
-    def stop(self) -> None:
+    def stop(self, keep_log: bool = False) -> None:
+        """Terminate the server; its log goes too unless `keep_log` (a test failed: look there)."""
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(20)
             except subprocess.TimeoutExpired:
                 self.kill()
+        if not keep_log:
+            self.log.unlink(missing_ok=True)
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the server process has used so far (Linux /proc)."""

@@ -118,13 +118,15 @@ def test_the_lean_package_needs_no_engine(dist, tmp_path_factory):
         assert found.stdout.strip() == "True", library
     server = InferenceServer("mlx")
     server.start()
+    passed = False
     try:
         cmd = ["bielik-lsp", "--target", server.url, "continue", str(TEXT), "--max-tokens", "8"]
         done = run(cmd, env)
+        assert done.returncode == 0, f"{done.stderr[-4000:]}\nserver: {server.log_tail()}"
+        assert done.stdout.strip()
+        passed = True
     finally:
-        server.stop()
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert done.stdout.strip()
+        server.stop(keep_log=not passed)  # kept: why the test failed
 
 
 def test_the_lean_package_asks_for_what_the_full_one_asks_for():

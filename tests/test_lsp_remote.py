@@ -22,11 +22,12 @@ KEY = "test-key-5bd1c0ffee"
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(request):
     srv = InferenceServer("mlx")
+    failed = request.session.testsfailed
     srv.start()
     yield srv
-    srv.stop()
+    srv.stop(keep_log=request.session.testsfailed > failed)  # kept: why a test failed
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -573,7 +573,12 @@ async def test_prepared_suggestion_serves_the_text_after_an_accept(client: Langu
     await asyncio.sleep(0.1)
     uri = client.editor.open(TEXT)
     first = (await inline(client, uri, client.editor.end(uri))).items[0].insert_text
-    await asyncio.sleep(8.0)  # the user reads; the next suggestion is prepared meanwhile
+    # The user reads until the next suggestion is prepared: polled, up to 120 s (a fixed 8 s
+    # wasted most of itself on an idle machine and could be too short on a loaded one).
+    for _ in range(600):
+        if (await stats(client, uri))["files"].get(uri, {}).get("prepared", 0) >= 1:
+            break
+        await asyncio.sleep(0.2)
     client.editor.type(uri, first)  # accepted
     await inline(client, uri, client.editor.end(uri))
     f = (await stats(client, uri))["files"][uri]

@@ -36,9 +36,10 @@ def server(request):
     if request.param == "llama" and llama_server_binary() is None:
         pytest.skip(NO_LLAMA)
     srv = InferenceServer(request.param)
+    failed = request.session.testsfailed
     srv.start()
     yield srv
-    srv.stop()
+    srv.stop(keep_log=request.session.testsfailed > failed)  # kept: why a test failed
 
 
 def remote(server: InferenceServer, **settings) -> RemoteEngine:

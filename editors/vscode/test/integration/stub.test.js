@@ -18,6 +18,7 @@ const TEXT = 'Umowa najmu';
 test('three items from a server: all reach VS Code, a partial accept names the one taken', async () => {
   const { child, conn } = spawnServer(python(), ['-m', 'tests.editor_stub']);
   conn.listen();
+  let idleDir; // the stand-in's folder, removed at the end
   try {
     await conn.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {} });
     conn.sendNotification('initialized', {});
@@ -25,7 +26,8 @@ test('three items from a server: all reach VS Code, a partial accept names the o
 
     const env = load();
     // The extension's own server process is a stand-in that waits; the requests go to the stub.
-    const idle = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-bin-')), 'bielik-lsp');
+    idleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-bin-'));
+    const idle = path.join(idleDir, 'bielik-lsp');
     fs.writeFileSync(idle, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
     env.vscode.__state.settings['server.command'] = idle;
     await env.extension.activate({ subscriptions: [] });
@@ -57,5 +59,6 @@ test('three items from a server: all reach VS Code, a partial accept names the o
     await env.extension.deactivate();
   } finally {
     await stop(conn, child);
+    if (idleDir) fs.rmSync(idleDir, { recursive: true, force: true });
   }
 });

@@ -10,9 +10,16 @@ const { load, killSpawned } = require('./mock-vscode');
 
 test.after(killSpawned);
 
+/** Folders made by program() and user(), removed once every test has run. */
+const made = [];
+test.after(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 /** A real program in a fresh folder: `bielik-lsp` that runs `body` (sh), executable. */
 function program(body = 'exec sleep 60', name = 'bielik-lsp') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-bin-'));
+  made.push(dir);
   const file = path.join(dir, name);
   fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return file;
@@ -156,6 +163,7 @@ test('configuration changes: server settings are sent, client settings restart t
  */
 function user({ uv = true } = {}) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-home-'));
+  made.push(home);
   const bin = path.join(home, 'path-bin');
   fs.mkdirSync(bin);
   if (uv) {

@@ -17,8 +17,16 @@ function put(file) {
   return file;
 }
 
+/** Homes made by tmpHome(), removed once every test has run. */
+const homes = [];
+test.after(() => {
+  for (const home of homes) fs.rmSync(home, { recursive: true, force: true });
+});
+
 function tmpHome() {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-locate-'));
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bielik-locate-'));
+  homes.push(home);
+  return home;
 }
 
 const where = (home, env = {}, extra = {}) => ({ env: { PATH: path.join(home, 'path'), ...env }, home, platform: 'linux', trustedFolders: [], ...extra });
