@@ -33,7 +33,11 @@ Relations (each between words with only spaces between them, in one sentence):
   its noun, and a past or present verb after it: such a subject takes the neuter singular
   ("Ponad 1,6 miliona dolarów trafiła" -> "trafiło");
 - `participle`: an adverbial participle joined by "i" to an adjectival one, which it meant
-  ("kanały przyspieszając i ukierunkowujące płyn" -> "przyspieszające").
+  ("kanały przyspieszając i ukierunkowujące płyn" -> "przyspieszające");
+- `count-noun`: a word that counts and governs its noun ("pięć", "kilka", "tysiące")
+  and a noun after it in no genitive ("tysiące ludzie" -> "ludzi");
+- `predicate`: an adjective in the instrumental as the predicate of "być" whose subject is a
+  clause or a verbal noun: the neuter nominative ("Pożądanym jest, aby" -> "Pożądane").
 """
 
 from __future__ import annotations
@@ -272,10 +276,11 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
         if i + 1 < len(toks) and toks[i + 1].joined:
             for check in (
                 _subject_verb, _preposition, _numeral, _government, _subject_after, _relative,
-                _negated_object, _participles, _noun_genitive,
+                _negated_object, _participles, _noun_genitive, _counted_noun,
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
+        out += _predicate(toks, i)
     return _unique(out)
 
 
@@ -813,3 +818,103 @@ def _participle_noun(toks: list[Token], i: int) -> list[Conflict]:
     templates = [r._replace(pos="ger") for r in participles]
     options = _options(b, templates, lambda r: _fits(r, adjs, NP))
     return [Conflict(i + 1, "adj-noun", i, options)]
+
+
+COUNT_NOUNS = frozenset({"tysiąc", "milion", "miliard", "setka", "dziesiątka", "tuzin"})
+
+
+def _counted_noun(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A word that counts and governs its noun, then a noun in no genitive: the genitive plural.
+
+    "tysiące ludzie" -> "ludzi", "pięć medale" -> "medali": "pięć", "kilka", "wiele" (SGJP's
+    "rec") and "tysiące", "setki" take the genitive; "dwa medale" agrees instead, and a mass
+    noun takes the singular ("trochę czasu"), so any genitive clears the noun.
+    """
+    counts = [r for r in a.readings if r.pos == "num" and "rec" in r.rest and "col" not in r.rest]
+    if counts and not a.only({"num", "ger", "subst"}):
+        return []
+    agreeing = [r for r in a.readings if r.pos == "num" and "congr" in r.rest]
+    if any(agree(r, n, NP) for r in agreeing for n in b.readings):
+        return []  # "po pięciu latach": the count agrees in an oblique case
+    if not counts:
+        counts = [r for r in a.readings if r.lemma.split(":")[0] in COUNT_NOUNS]
+        if not counts or not a.only({"subst"}) or any("pl" not in r.number for r in counts):
+            return []
+    if not any(r.case & {"nom", "acc"} for r in counts) or b.text[:1].isupper():
+        return []
+    if not b.only(NOMINAL) or any("gen" in r.case for r in b.readings):
+        return []
+    ok = lambda r: "pl" in r.number and "gen" in r.case  # noqa: E731
+    return [Conflict(i + 1, "count-noun", i, _options(b, b.readings, ok))]
+
+
+NEUTER = frozenset({"n", "n1", "n2"})
+CLAUSE_WORDS = frozenset("że aby żeby by iż gdy kiedy jeśli jeżeli czy".split())
+BE_FORMS = frozenset({"jest", "było", "będzie", "byłoby"})  # "byłoby": Morfeusz splits it
+LINKING = frozenset({"to", "również", "też", "także", "zatem", "więc"})
+
+
+def _predicate(toks: list[Token], i: int) -> list[Conflict]:
+    """An adjective in the instrumental as "być"'s predicate, a clause its subject: nominative.
+
+    "Pożądanym jest, aby szkoły były umundurowane" -> "Pożądane", "Możliwym jest
+    wykorzystanie" -> "Możliwe": with a clause or a verbal noun as its subject, "być" takes
+    the adjective in the neuter nominative (the instrumental goes with a noun: "jest dobrym
+    człowiekiem"). The adjective opens its clause, before "być" or right after it.
+    """
+    a = toks[i]
+    if not a.only({"adj", "ppas"}) or not any(
+        "inst" in r.case and "sg" in r.number for r in a.readings
+    ):
+        return []
+    if _opens(toks, i):  # "Pożądanym jest, aby ...", "Możliwym jest wykorzystanie ..."
+        j = _past(toks, i + 1, {"adv", "qub"}, LINKING)
+        be = j < len(toks) and toks[j].joined and toks[j].text.lower() in BE_FORMS
+        found = be and _clause_subject(toks, _past(toks, j + 1, {"adv", "qub"}, LINKING))
+    else:  # "Jest pożądanym, aby ..."
+        be = i > 0 and a.joined and toks[i - 1].text.lower() in BE_FORMS
+        found = be and _opens(toks, i - 1) and _clause_after(toks, i + 1)
+    if not found:
+        return []
+    return [Conflict(i, "predicate", i, _options(a, list(a.readings), _neuter_nominative))]
+
+
+def _neuter_nominative(r: Reading) -> bool:
+    return "nom" in r.case and "sg" in r.number and bool(r.gender & NEUTER)
+
+
+def _opens(toks: list[Token], i: int) -> bool:
+    """The word at i opens its clause: the sentence's start, or after adverbs, "że", "aby"."""
+    k = i
+    while k > 0 and toks[k].joined and toks[k - 1].only({"adv", "qub"}):
+        k -= 1
+    if k == 0 or toks[k - 1].sentence != toks[k].sentence:
+        return True
+    return toks[k].joined and toks[k - 1].text.lower() in CLAUSE_WORDS or not toks[k].joined
+
+
+def _past(toks: list[Token], j: int, classes: set[str], words: frozenset[str] = frozenset()) -> int:
+    """The first index from j on that is not a joined word of `classes` or in `words`."""
+    while (
+        j < len(toks)
+        and toks[j].joined
+        and (toks[j].only(classes) or toks[j].text.lower() in words)
+    ):
+        j += 1
+    return j
+
+
+def _clause_subject(toks: list[Token], j: int) -> bool:
+    """At j: a clause after a comma ("..., aby"), or a verbal noun in the nominative."""
+    if _clause_after(toks, j):
+        return True
+    if j >= len(toks) or not toks[j].joined:
+        return False
+    t = toks[j]
+    nominative = [r for r in t.readings if "nom" in r.case and "sg" in r.number]
+    return t.only(NOMINAL) and any(r.pos == "ger" or r.gender & NEUTER for r in nominative)
+
+
+def _clause_after(toks: list[Token], j: int) -> bool:
+    """At j, after a comma: a word that opens a clause ("że", "aby")."""
+    return j < len(toks) and "," in toks[j].gap and toks[j].text.lower() in CLAUSE_WORDS

@@ -49,6 +49,8 @@ MARGIN = {
     "numeral-subject": -3.0,
     "participle": 0.0,
     "noun-genitive": 6.0,
+    "predicate": 0.0,
+    "count-noun": 0.0,
 }
 # A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
 # "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
@@ -86,6 +88,8 @@ RELATIONS = {
     "numeral-subject": "a count and its verb, which is neuter singular",
     "participle": "the participle it is joined to",
     "noun-genitive": "the noun before it, whose genitive it would be",
+    "predicate": "a clause as the subject of “być”, which takes the neuter nominative",
+    "count-noun": "number and noun",
 }
 
 

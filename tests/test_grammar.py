@@ -167,6 +167,14 @@ def test_a_rule_switched_off_is_not_reported():
         ),
         # PlEWi: a noun that belongs to the one before, in the genitive
         ("był stałym przedstawicielem związki plemion izraelskich", "związki", "związku"),
+        # LanguageTool's examples: a word that counts governs the genitive plural
+        ("Na przemówienie czekały tysiące ludzie.", "ludzie", "ludzi"),
+        ("Zdobył pięć medale.", "medale", "medali"),
+        # ... and a clause as the subject of "być" takes the neuter nominative
+        ("Pożądanym jest, aby szkoły były umundurowane.", "Pożądanym", "Pożądane"),
+        ("Niewątpliwym również jest, że Roman kocha.", "Niewątpliwym", "Niewątpliwe"),
+        ("Możliwym jest wykorzystanie tego narzędzia.", "Możliwym", "Możliwe"),
+        ("Jest pożądanym, aby szkoły były umundurowane.", "pożądanym", "pożądane"),
         # PlEWi: an adjective before a participle: the verb's noun (same lemma in SGJP)
         (
             "Dowodem obsesyjnego zainteresowani własną śmiercią",
@@ -202,6 +210,9 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Szedł, śpiewając i tańcząc, a śpiewając i tańczące dzieci patrzyły.",
         "Dał dziecku zabawki. Po obiedzie pan Tomasz wyszedł.",  # an object; a phrase of its own
         "Jednak miałem rację.",  # "miałem": a verb with its clitic, not the noun "miał"
+        "Po pięciu latach, w kilku językach, na czterech nogach. Mam trochę czasu i pięć lat.",
+        "Odpowiedzialni są oboje małżonkowie. Tysiące ludzi przyszło.",
+        "Jan jest dobrym człowiekiem. Dobrym jest ten, kto pomaga. Pożądane jest, aby przyszedł.",
         "Widział nowego zainteresowanego klienta.",
     ],
 )
