@@ -56,6 +56,7 @@ CASES = frozenset({"nom", "gen", "dat", "acc", "inst", "loc", "voc"})
 NUMBERS = frozenset({"sg", "pl"})
 GENDERS = frozenset({"m1", "m2", "m3", "f", "n", "n1", "n2", "p1", "p2", "p3"})
 PERSONS = frozenset({"pri", "sec", "ter"})
+NEUTER = frozenset({"n", "n1", "n2"})
 NOMINAL = frozenset({"subst", "depr", "ger"})
 PRONOUN = frozenset({"ppron12", "ppron3"})
 ADJECTIVAL = frozenset({"adj", "ppas", "pact"})
@@ -728,7 +729,7 @@ def _neuter_singular(r: Reading) -> bool:
     if "sg" not in r.number:
         return False
     if r.pos == "praet":
-        return "n" in r.gender or bool(r.gender & {"n1", "n2"})
+        return bool(r.gender & NEUTER)
     return "ter" in r.person
 
 
@@ -744,9 +745,7 @@ def _participles(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict
     """
     if not a.only({"pcon"}) or b.text.lower() not in JOINING:
         return []
-    j = i + 2
-    while j < len(toks) and toks[j].joined and toks[j].only({"adv", "qub"}):
-        j += 1
+    j = _past(toks, i + 2, {"adv", "qub"})
     if j >= len(toks) or not toks[j].joined or not toks[j].only({"pact"}):
         return []
     after = toks[j].of({"pact"})
@@ -820,7 +819,7 @@ def _participle_noun(toks: list[Token], i: int) -> list[Conflict]:
     return [Conflict(i + 1, "adj-noun", i, options)]
 
 
-COUNT_NOUNS = frozenset({"tysiąc", "milion", "miliard", "setka", "dziesiątka", "tuzin"})
+COUNT_NOUNS = COUNT_WORDS | {"setka", "dziesiątka", "tuzin"}
 
 
 def _counted_noun(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
@@ -848,7 +847,6 @@ def _counted_noun(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
     return [Conflict(i + 1, "count-noun", i, _options(b, b.readings, ok))]
 
 
-NEUTER = frozenset({"n", "n1", "n2"})
 CLAUSE_WORDS = frozenset("że aby żeby by iż gdy kiedy jeśli jeżeli czy".split())
 BE_FORMS = frozenset({"jest", "było", "będzie", "byłoby"})  # "byłoby": Morfeusz splits it
 LINKING = frozenset({"to", "również", "też", "także", "zatem", "więc"})
@@ -890,7 +888,7 @@ def _opens(toks: list[Token], i: int) -> bool:
         k -= 1
     if k == 0 or toks[k - 1].sentence != toks[k].sentence:
         return True
-    return toks[k].joined and toks[k - 1].text.lower() in CLAUSE_WORDS or not toks[k].joined
+    return not toks[k].joined or toks[k - 1].text.lower() in CLAUSE_WORDS
 
 
 def _past(toks: list[Token], j: int, classes: set[str], words: frozenset[str] = frozenset()) -> int:

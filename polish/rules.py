@@ -248,6 +248,10 @@ def _between_clauses(tokens: list[Token], i: int) -> bool:
 
 
 # -- dates, tę/tą ------------------------------------------------------------------------------
+def _month(r: Reading) -> bool:
+    return r.lemma.split(":")[0] in MONTHS
+
+
 def _month_form(month: Reading, case: str = "gen") -> str | None:
     for orth, tag, _ in paradigm(month.lemma):
         if tag.startswith(f"subst:sg:{case}"):
@@ -265,7 +269,7 @@ def dates(text: str, tokens: list[Token]) -> list[Finding]:
         after = _next(tokens, i)
         if not t.text.isdigit() or not 1 <= int(t.text) <= 31 or after is None:
             continue
-        months = [r for r in after.readings if r.lemma.split(":")[0] in MONTHS]
+        months = [r for r in after.readings if _month(r)]
         if any("gen" in r.case and "sg" in r.number for r in months):
             continue
         if months:
@@ -291,16 +295,14 @@ def _heading_month(text: str, tokens: list[Token], i: int) -> Finding | None:
     ("czerwca – lipca").
     """
     t = tokens[i]
-    months = [r for r in t.readings if r.lemma.split(":")[0] in MONTHS and r.pos == "subst"]
+    months = [r for r in t.readings if _month(r) and r.pos == "subst"]
     if not months or any("gen" not in r.case or "nom" in r.case for r in t.readings):
         return None
     if not ENTRY_DASH.match(text, t.end) or not _entry_start(tokens, i):
         return None
     after = tokens[i + 1] if i + 1 < len(tokens) else None
     if after is not None and (
-        after.text[0].isdigit()
-        or after.has({"subst"})
-        and any(r.lemma.split(":")[0] in MONTHS for r in after.readings)
+        after.text[0].isdigit() or after.has({"subst"}) and any(_month(r) for r in after.readings)
     ):
         return None
     fix = _month_form(months[0], "nom")
