@@ -24,6 +24,7 @@ import marshal
 import os
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 
@@ -187,6 +188,22 @@ def trigram_count(tri: str) -> int:
 def forms_by_key(k: str) -> tuple[str, ...]:
     """The known forms whose key is `k`."""
     return load().by_key.get(k, ())
+
+
+@lru_cache(maxsize=1)
+def _names_by_start() -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for word in load().other:
+        out.setdefault(f"{word[:1]}{len(word)}", []).append(word)
+    return out
+
+
+def names_like(first: str, n: int) -> list[str]:
+    """Every word of n letters starting with `first` that Polish text writes and Morfeusz lacks.
+
+    Names and foreign words, mostly ("liebknecht", "amiens"): polish/typos.py's `names_near`.
+    """
+    return _names_by_start().get(f"{first}{n}", [])
 
 
 def keys_like(first: str, n: int) -> list[str]:

@@ -30,7 +30,15 @@ from dataclasses import dataclass, replace
 
 from polish.lexicon import english_zipf, odd_trigrams, other_zipf, polish_zipf, sjp_knows
 from polish.morphology import Interp, analyse, is_abbreviation, is_known
-from polish.typos import EDIT_COST, Candidate, candidates, listed, same_key, wider
+from polish.typos import (
+    EDIT_COST,
+    Candidate,
+    candidates,
+    listed,
+    names_near,
+    same_key,
+    wider,
+)
 from polish.words import Word, paragraphs, switched_off, words
 
 Score = Callable[[str, list[str]], "list[float] | None"]
@@ -60,6 +68,7 @@ CASE_COST = 1.0  # a name written small, capitals typed inside a word
 SLIP_COST = 2.5  # a correction this near is offered as "did you mean", a farther one as nearest
 ENGLISH_ZIPF = 3.0  # an unknown word this common in English is English
 ENGLISH_WEAK_ZIPF = 2.5  # ... or this common, when no cheap slip would make it Polish
+ENGLISH_SLIP_ZIPF = 4.0  # ... but amid Polish words, a slip of a form this common is asked about
 CHEAP_COST = 1.2  # a slip this cheap (diacritics, sounds-alike, double, swap)
 GLUED_ZIPF = 3.5  # both halves of two glued English words this common ("tar"+"file")
 ENGLISH_EDGE = 0.5  # Zipf units: a Polish slip must be this much commoner to beat English
@@ -305,10 +314,49 @@ def _question(
         return None
     found = candidates(low)
     if _english(low, neighbours, found):
-        return None
+        return _english_amid_polish(word, neighbours, found)
     if w[0].isupper():
-        return _name_or_slip(word, found, in_name)
+        return (
+            _name_or_slip(word, found, in_name)
+            or _unknown_first(word, found, in_name)
+            or _name_near(word)
+        )
     return _unknown(word, found)
+
+
+def _english_amid_polish(
+    word: Word, neighbours: list[str], found: tuple[Candidate, ...]
+) -> Finding | None:
+    """An English word among Polish ones, a slip from a common Polish form: the model's question.
+
+    "ma zawsze take samo stężenie" (PlEWi: "takie"). Alone in Polish prose an English word is
+    a slip as often as a term; the model clears the terms ("suwak slider przełącznik", "wybierz
+    yes przy"). Small words only, with two Polish words about it at least.
+    """
+    if not word.text.islower() or len(neighbours) < 2:
+        return None
+    if not all(n.islower() and is_known(n) for n in neighbours):
+        return None
+    near = tuple(_slips(found, ENGLISH_SLIP_ZIPF))
+    if not near:
+        return None
+    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
+
+
+def _unknown_first(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Finding | None:
+    """A sentence's first word that no list knows, even as a name: judged as if written small.
+
+    The capital there says nothing of a name, so "Thermidorianie" is as unknown as
+    "thermidorianie"; a word Polish or English text writes ("Klopstock" is counted) stays a name.
+    """
+    low = word.text.lower()
+    if not word.sentence_start or in_name or _seen(low) or english_zipf(low):
+        return None
+    finding = _unknown(replace(word, text=low), found)
+    if finding is None:
+        return None
+    cased = tuple(_cased(s, word.text) for s in finding.suggestions)
+    return replace(finding, word=word.text, suggestions=cased)
 
 
 def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
@@ -334,6 +382,23 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
     if not found and not unseen and (not polish or other_zipf(low)):
         return None
     return _finding(word, found, "unknown")
+
+
+def _name_near(word: Word) -> Finding | None:
+    """A name Polish text never writes, a slip or two from one it does: the model's question.
+
+    "Wilhelm Libknecht" (-> "Liebknecht"), "w Lyonie i w Anniens" (-> "Amiens"): the model
+    knows the famous name and reads it far likelier. A name Polish text writes is its
+    bearer's ("Hozer", a character of Prus's, not the singer Hozier): `_name_or_slip` weighs
+    it against near Polish forms, and no name is asked about.
+    """
+    low = word.text.lower()
+    if not set(low) <= POLISH_ALPHABET or _seen(low) or english_zipf(low):
+        return None
+    near = names_near(low)
+    if not near:
+        return None
+    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
 
 
 def _polish_looking(low: str) -> bool:

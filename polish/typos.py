@@ -29,7 +29,14 @@ from functools import lru_cache
 
 from rapidfuzz import distance, process
 
-from polish.lexicon import forms_by_key, key, keys_like, polish_zipf, trigram_count
+from polish.lexicon import (
+    forms_by_key,
+    key,
+    keys_like,
+    names_like,
+    polish_zipf,
+    trigram_count,
+)
 from polish.morphology import is_known, known_among
 
 _STRIP = str.maketrans("ąćęłńóśźżu", "acelnoszzo")  # letters as the keyboard's base key
@@ -336,3 +343,29 @@ def wider(word: str) -> tuple[Candidate, ...]:
         rare = known_among(sorted(g for g in guesses if polish_zipf(g) == 0))
         scored += [(error_cost(word, f, rules), f) for f in rare]
     return tuple(Candidate(f, cost) for cost, f in sorted(scored) if cost <= WIDE_MAX_COST)
+
+
+@lru_cache(maxsize=4096)
+def names_near(word: str) -> tuple[Candidate, ...]:
+    """Names Polish text writes (`names_like`) near `word` (lower-case), cheapest first.
+
+    One edit away for a short word, two for one of WIDE_MIN_KEY letters or more ("libknecht"
+    -> "liebknecht", "anniens" -> "amiens"); costs as `error_cost`, up to WIDE_MAX_COST.
+    """
+    if not word or len(word) > MAX_WORD or word != word.lower() or not word.isalpha():
+        return ()
+    edits = 1 if len(word) < WIDE_MIN_KEY else WIDE_EDITS
+    found: set[str] = set()
+    for n in range(len(word) - edits, len(word) + edits + 1):
+        near = process.extract(
+            word,
+            names_like(word[0], n),
+            scorer=distance.OSA.distance,
+            score_cutoff=edits,
+            limit=None,
+        )
+        found |= {hit for hit, _, _ in near}
+    found.discard(word)
+    rules = _rules_at(word)
+    scored = sorted((error_cost(word, f, rules), f) for f in found)
+    return tuple(Candidate(f, cost) for cost, f in scored if cost <= WIDE_MAX_COST)

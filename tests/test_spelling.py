@@ -55,7 +55,32 @@ def test_non_words_and_rare_forms_are_questioned_with_corrections():
 
 
 def test_a_capital_at_a_sentence_start_is_no_name():
+    """A first word no list knows is unknown, as it would be small; inside a sentence, a name."""
     assert questioned("Zaczoł padać.")["Zaczoł"][0] == "Zaczął"
+    text = "Thermidorianie wspierali tę grupę. Poparli ich Thermidorianie z Paryża."
+    found = spelling.questioned(spelling.check(text))  # PlEWi's first word; then a name
+    assert [(f.start, f.word, f.suggestions, f.reason) for f in found] == [
+        (0, "Thermidorianie", (), "unknown")
+    ]
+    assert questioned("Wscodnich ziem nie znał.") == {"Wscodnich": ("Wschodnich",)}
+
+
+def test_a_name_no_one_writes_near_one_polish_text_writes_is_the_models_question():
+    """PlEWi's "Libknecht": no list has it, "Liebknecht" is a slip away; a name seen is not."""
+    found = spelling.check("Zmarł Wilhelm Libknecht, niemiecki socjaldemokrata.")
+    assert [(f.word, f.reason, f.known) for f in found] == [("Libknecht", "context", True)]
+    assert found[0].candidates[0].text == "liebknecht"
+    assert spelling.questioned(found) == []  # shown only if the model prefers the name by far
+    assert spelling.check("Kwiaty dostarcza Hozer, a Klopstock pisze.") == []
+
+
+def test_an_english_word_amid_polish_ones_near_a_common_form_is_the_models_question():
+    found = spelling.check("Roztwór ma zawsze take samo stężenie.")  # PlEWi: "takie"
+    assert [(f.word, f.reason, f.known) for f in found] == [("take", "context", True)]
+    assert "takie" in [c.text for c in found[0].candidates]
+    assert spelling.check("Uruchom polecenie debug i zobacz plik README.") == []
+    assert spelling.check("Komunikat brzmiał: take it or leave it.") == []
+    assert questioned("Kaddafi przemawiał. Debianem zarządzają wolontariusze.") == {}
 
 
 def test_capitalised_words_are_checked_like_the_others():
@@ -237,6 +262,18 @@ def test_the_model_ranks_in_the_sentence_and_clears_known_words_that_fit():
     assert [(f.word, f.suggestions[0]) for f in found] == [("przysosowane", "przystosowane")]
     known = spelling.check("Dom stał między drzewami.")
     assert spelling.rank("Dom stał między drzewami.", known, engine.score) == []
+    # A name no one writes, near a famous one (PlEWi); a rare name that is right stays
+    text = "7 sierpnia zmarł Wilhelm Libknecht, niemiecki socjaldemokrata."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("Libknecht", "Liebknecht")]
+    text = "W Pałacu pracował Jan Nowakowski i Tomasz Kwinkcjusz, a Hozer dostarcza kwiatów."
+    assert spelling.rank(text, spelling.check(text), engine.score) == []
+    # An English word amid Polish ones: a slip (PlEWi), or a term the model clears
+    text = "Roztwór nasycony ma zawsze take samo stężenie."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("take", "takie")]
+    text = "Wybierz yes przy polu, a potem suwak slider przełącznik zmieni tryb."
+    assert spelling.rank(text, spelling.check(text), engine.score) == []
 
 
 def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
