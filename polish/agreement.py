@@ -277,7 +277,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
         if i + 1 < len(toks) and toks[i + 1].joined:
             for check in (
                 _subject_verb, _preposition, _numeral, _government, _subject_after, _relative,
-                _negated_object, _participles, _noun_genitive, _counted_noun,
+                _negated_object, _participles, _noun_genitive, _counted_noun, _collective,
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
@@ -418,11 +418,20 @@ def _subject_agrees(s: Reading, v: Reading) -> bool:
 
 
 def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
-    """A nominative noun or pronoun right before a finite verb that fits none of its readings."""
+    """A nominative noun or pronoun right before a finite verb that fits none of its readings.
+
+    A "nie" may stand between them ("Ja nie umie" -> "umiem"), unless the noun follows a verb
+    whose subject it is ("w których przebywał powód nie odbiegały": the cells did not).
+    """
+    j = i + 1
+    if b.text.lower() == "nie" and j + 1 < len(toks) and toks[j + 1].joined:
+        if i > 0 and toks[i - 1].has(FINITE):
+            return []
+        j, b = j + 1, toks[j + 1]
     if not (b.has(FINITE) and b.only(FINITE | {"adj", "subst"}) and a.only(NOMINAL | PRONOUN)):
         return []
     subjects = [r for r in a.readings if "nom" in r.case]
-    if not subjects or a.text.lower() in ("to", "co", "ja", "ty", "my", "wy", "pan", "pani"):
+    if not subjects or a.text.lower() in ("to", "co", "pan", "pani"):
         return []  # "pan myślisz": an honorific with the second person, in older prose
     if i > 0 and toks[i].joined and toks[i - 1].text.lower() in ("i", "oraz", "lub", "albo"):
         return []  # a subject of two or more: "Jan i Maria poszli"
@@ -441,10 +450,12 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
             v.number == {"sg"} and (v.gender <= {"n"} or v.pos == "fin") for v in verbs
         ):
             return []  # a genitive subject: "Dzieci było wiele"
+    # "ja", "ty", "my", "wy" leave no doubt: a present or future verb in another person
+    person = all(s.pos == "ppron12" for s in subjects) and all(v.pos == "fin" for v in verbs)
     return [
         Conflict(
-            i + 1,
-            "subject-verb",
+            j,
+            "osoba" if person else "subject-verb",
             i,
             _options(b, verbs, lambda r: any(_subject_agrees(s, r) for s in subjects)),
         )
@@ -594,10 +605,13 @@ def _numeral(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
     if not a.text.isdigit() or len(a.text) > 3 or b.text[:1].isupper():
         return []
     nouns = b.of(NOMINAL)
-    if not nouns or not b.only(NOMINAL) or any(n.lemma in MONTHS for n in nouns):
+    if not nouns or any(n.lemma in MONTHS for n in nouns):
         return []
-    if i > 0 and toks[i].joined and toks[i - 1].has(NOMINAL | {"brev"}):
-        return []  # a label, not a count: "art. 5 ustawy", "rozdział 3"
+    if not b.only(NOMINAL) and (not b.only(NOMINAL | ADJECTIVAL) or _noun_after(toks, i + 1)):
+        return []  # "5 złote" is the currency; "5 złote medale" counts medals
+    label = i > 0 and toks[i].joined and toks[i - 1].has(NOMINAL | {"brev"})
+    if label and not toks[i - 1].has(FINITE):
+        return []  # a label, not a count: "art. 5 ustawy", "rozdział 3" (but "Mam 5 złote")
     if any(n.case - {"nom", "acc", "voc"} for n in nouns):
         return []
     n = int(a.text)
@@ -845,6 +859,34 @@ def _counted_noun(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
         return []
     ok = lambda r: "pl" in r.number and "gen" in r.case  # noqa: E731
     return [Conflict(i + 1, "count-noun", i, _options(b, b.readings, ok))]
+
+
+INDEFINITE = frozenset("kilka kilkanaście kilkadziesiąt kilkaset parę paręnaście wiele".split())
+
+
+def _collective(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A plain count in the nominative or accusative before a noun that takes a collective one.
+
+    SGJP marks such nouns "col" ("dzieci", "kociąt"): "Mam dwa dzieci" -> "dwoje", "pięć" ->
+    "pięcioro". Only where the noun can be the genitive a collective takes ("we cztery oczy" is
+    an idiom) and the count has no oblique reading ("z dwoma dziećmi" is accepted).
+    """
+    counts = a.of({"num"})
+    if not counts or not a.only({"num", "ger"}) or any("ncol" not in r.rest for r in counts):
+        return []  # "pięć" is also a gerund of "piąć"
+    if any(r.lemma.split(":")[0] in INDEFINITE for r in counts):
+        return []  # "kilka dzieci" is in common use beside "kilkoro"
+    if any(r.case - {"nom", "acc", "voc"} for r in counts):
+        return []
+    nouns = b.of(NOMINAL)
+    if not nouns or not b.only(NOMINAL) or any("col" not in r.rest for r in nouns):
+        return []
+    if not any("gen" in r.case for r in nouns):
+        return []
+    cases = frozenset().union(*(r.case for r in counts))
+    templates = [r._replace(rest=("rec", "col")) for r in counts]  # "dwoje", "pięcioro"
+    ok = lambda r: bool(r.case & cases)  # noqa: E731
+    return [Conflict(i, "zbiorowy", i + 1, _options(a, templates, ok))]
 
 
 CLAUSE_WORDS = frozenset("że aby żeby by iż gdy kiedy jeśli jeżeli czy".split())

@@ -52,6 +52,10 @@ MARGIN = {
     "predicate": 0.0,
     "count-noun": 0.0,
 }
+# Relations the tags decide alone, each a rule code a writer can turn off: a personal pronoun
+# and its verb's person ("Ja umie" -> "umiem"), a noun SGJP marks collective and a plain count
+# ("dwa dzieci" -> "dwoje"). The small model prefers the commoner, wrong form in both.
+CERTAIN = ("osoba", "zbiorowy")
 # A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
 # "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
 DIACRITIC_BONUS = 3.0
@@ -73,6 +77,9 @@ REASONS = {
     "tę-tą": "the accusative of “ta” is “tę” (“tą” is the instrumental)",
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
+    "osoba": "the verb takes the person of “ja”, “ty”, “my”, “wy”",
+    "zbiorowy": "“dzieci” and other nouns that SGJP marks collective take a collective number "
+    "(“dwoje dzieci”, “pięcioro kociąt”)",
 }
 RELATIONS = {
     "adj-noun": "adjective and noun",
@@ -117,15 +124,26 @@ def check(text: str, disabled: Iterable[str] = ()) -> tuple[list[Finding], list[
     off = set(disabled)
     toks = tokens(text)
     found = [f for rule in RULES for f in rule(text, toks) if f.reason not in off]
+    disagree = conflicts(toks)
+    found += [
+        _certain(toks, c) for c in disagree if c.relation in CERTAIN and c.relation not in off
+    ]
     if "model" in off:
         return sorted(found, key=lambda f: f.start), []
     taken = [(f.start, f.end) for f in found]
+    asked = [c for c in disagree if c.relation not in CERTAIN]
     questions = [
         q
-        for q in _questions(text, toks, conflicts(toks))
+        for q in _questions(text, toks, asked)
         if not any(a < q.end and q.start < b for a, b in taken)
     ]
     return sorted(found, key=lambda f: f.start), questions
+
+
+def _certain(toks: list[Token], c: Conflict) -> Finding:
+    t = toks[c.index]
+    fixes = _nearest(t.text, c.options)[:MAX_SUGGESTIONS]
+    return Finding(t.start, t.end, t.text, fixes, c.relation, kind="grammar")
 
 
 def _questions(text: str, toks: list[Token], found: list[Conflict]) -> list[Question]:

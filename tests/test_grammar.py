@@ -80,6 +80,13 @@ def _conflicts(text: str):
         ("czerwca – Stephen Crane, pisarz amerykański lipca – H.", "lipca", "lipiec", "data"),
         # PlEWi: "jest autorem słynnego dzieła O poprawie Rzeczpospolitej, w którym bronił"
         ("O poprawie Rzeczpospolitej, w", "Rzeczpospolitej", "Rzeczypospolitej", "rzeczpospolita"),
+        # LanguageTool's examples: a personal pronoun and its verb's person, "nie" between
+        ("Ja umie mówić po polsku.", "umie", "umiem", "osoba"),
+        ("Ja nie umie mówić po polsku.", "umie", "umiem", "osoba"),
+        ("My nie robi tego.", "robi", "robimy", "osoba"),
+        # ... a noun SGJP marks collective takes a collective count
+        ("Mam dwa dzieci.", "dwa", "dwoje", "zbiorowy"),
+        ("Mam siedemdziesiąt dzieci.", "siedemdziesiąt", "siedemdziesięcioro", "zbiorowy"),
     ],
 )
 def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
@@ -106,6 +113,8 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         # a month governed by what stands before it, or a range
         "Do końca lipca – jak podaje prasa – trwały prace. Ubiegłego lipca – pamiętam – padało.",
         "5 czerwca – 7 lipca 1990 trwała wystawa; czerwca – lipca 1991 nie.",
+        "Ja nie wiem, ty nie wiesz, my wiemy. Ja byłem tam. Mam dwoje dzieci i kilka dzieci.",
+        "We cztery oczy, z dwoma dziećmi, o trzech dzieciach.",
     ],
 )
 def test_certain_rules_leave_correct_sentences_alone(text):
@@ -113,7 +122,7 @@ def test_certain_rules_leave_correct_sentences_alone(text):
 
 
 def test_rule_codes_are_the_settings_codes():
-    assert set(GRAMMAR_CODES) == {"model", *rules.NAMES}
+    assert set(GRAMMAR_CODES) == {"model", *rules.NAMES, *grammar.CERTAIN}
     assert ServerOptions(grammar_disabled_rules=("przecinek",)).grammar_disabled_rules
     with pytest.raises(ConfigError, match="unknown rule 'comma'"):
         ServerOptions(grammar_disabled_rules=("comma",))
@@ -181,6 +190,10 @@ def test_a_rule_switched_off_is_not_reported():
             "zainteresowani",
             "zainteresowania",
         ),
+        # LanguageTool's examples: subject and verb with "nie" between
+        ("Dzieci nie byli grzeczne.", "byli", "były"),
+        # ... and a count's noun that is also an adjective ("złote": the currency)
+        ("Mam 5 złote.", "złote", "złotych"),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -214,6 +227,8 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Odpowiedzialni są oboje małżonkowie. Tysiące ludzi przyszło.",
         "Jan jest dobrym człowiekiem. Dobrym jest ten, kto pomaga. Pożądane jest, aby przyszedł.",
         "Widział nowego zainteresowanego klienta.",
+        "Cele, w których przebywał powód nie odbiegały od innych.",  # the noun is the verb's
+        "Zdobył 5 złotych medali i 3 złote medale. Kosztuje 5 złotych, a 3 złote to mało.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
