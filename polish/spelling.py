@@ -331,7 +331,7 @@ def _english_amid_polish(
 
     "ma zawsze take samo stężenie" (PlEWi: "takie"). Alone in Polish prose an English word is
     a slip as often as a term; the model clears the terms ("suwak slider przełącznik", "wybierz
-    yes przy"). Small words only, with two Polish words about it at least.
+    yes przy"). Small letters only, with two known words about it at least, all small.
     """
     if not word.text.islower() or len(neighbours) < 2:
         return None
@@ -340,7 +340,7 @@ def _english_amid_polish(
     near = tuple(_slips(found, ENGLISH_SLIP_ZIPF))
     if not near:
         return None
-    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
+    return _model_question(word, near)
 
 
 def _unknown_first(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Finding | None:
@@ -398,7 +398,7 @@ def _name_near(word: Word) -> Finding | None:
     near = names_near(low)
     if not near:
         return None
-    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
+    return _model_question(word, near)
 
 
 def _polish_looking(low: str) -> bool:
@@ -504,7 +504,7 @@ def _stray_finding(word: Word) -> Finding | None:
     )
     if not found:
         return None
-    return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=found)
+    return _model_question(word, found)
 
 
 def _context_candidate(word: Word, low: str) -> Finding | None:
@@ -526,6 +526,11 @@ def _context_candidate(word: Word, low: str) -> Finding | None:
     near = tuple(c for c in _merged(tuple(near)) if not _lemmas(c.text) & _lemmas(low))
     if not near:
         return None
+    return _model_question(word, near)
+
+
+def _model_question(word: Word, near: tuple[Candidate, ...]) -> Finding:
+    """A word only the model may question: flagged where it reads a near form far likelier."""
     return Finding(word.start, word.end, word.text, (), "context", known=True, candidates=near)
 
 

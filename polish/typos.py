@@ -24,6 +24,7 @@ counting one edit: some 20 ms), so it runs only where the first finds nothing ne
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -325,11 +326,7 @@ def wider(word: str) -> tuple[Candidate, ...]:
     found: set[str] = set()
     if len(k) >= WIDE_MIN_KEY:
         edits = WIDE_EDITS + (len(k) >= LONG_KEY)
-        for n in range(len(k) - edits, len(k) + edits + 1):
-            near = process.extract(
-                k, keys_like(k[0], n), scorer=distance.OSA.distance, score_cutoff=edits, limit=None
-            )
-            found |= {form for hit, _, _ in near for form in forms_by_key(hit)}
+        found = {form for hit in _within(k, keys_like, edits) for form in forms_by_key(hit)}
     found.discard(word)
     rules = _rules_at(word)
     scored = [(error_cost(word, f, rules), f) for f in found]
@@ -354,18 +351,22 @@ def names_near(word: str) -> tuple[Candidate, ...]:
     """
     if not word or len(word) > MAX_WORD or word != word.lower() or not word.isalpha():
         return ()
-    edits = 1 if len(word) < WIDE_MIN_KEY else WIDE_EDITS
-    found: set[str] = set()
-    for n in range(len(word) - edits, len(word) + edits + 1):
-        near = process.extract(
-            word,
-            names_like(word[0], n),
-            scorer=distance.OSA.distance,
-            score_cutoff=edits,
-            limit=None,
-        )
-        found |= {hit for hit, _, _ in near}
+    found = _within(word, names_like, 1 if len(word) < WIDE_MIN_KEY else WIDE_EDITS)
     found.discard(word)
     rules = _rules_at(word)
     scored = sorted((error_cost(word, f, rules), f) for f in found)
     return tuple(Candidate(f, cost) for cost, f in scored if cost <= WIDE_MAX_COST)
+
+
+def _within(k: str, pool: Callable[[str, int], list[str]], edits: int) -> set[str]:
+    """The strings of `pool(first letter, length)` at most `edits` away from `k`.
+
+    Edits as rapidfuzz's optimal string alignment counts them (an adjacent swap is one).
+    """
+    found: set[str] = set()
+    for n in range(len(k) - edits, len(k) + edits + 1):
+        near = process.extract(
+            k, pool(k[0], n), scorer=distance.OSA.distance, score_cutoff=edits, limit=None
+        )
+        found |= {hit for hit, _, _ in near}
+    return found
