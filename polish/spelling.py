@@ -63,6 +63,8 @@ NAME_MIN_ZIPF = 3.0  # a rare form's correction: this common at least
 # where a near form's log-odds beat the word's own by this margin (nats); one it never
 # writes, a slip of any known form this near (two edits, or one and a sounds-alike).
 NAME_MARGIN = 0.0
+NAME_NEAR_COST = 3.0  # a name no one writes: asked about a name this near (a slip, not two edits)
+NAME_NEAR_ZIPF = 1.5  # ... that Polish text writes this often
 UNSEEN_MAX_COST = 3.4
 CASE_COST = 1.0  # a name written small, capitals typed inside a word
 SLIP_COST = 2.5  # a correction this near is offered as "did you mean", a farther one as nearest
@@ -385,17 +387,22 @@ def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:
 
 
 def _name_near(word: Word) -> Finding | None:
-    """A name Polish text never writes, a slip or two from one it does: the model's question.
+    """A name Polish text never writes, a slip from one it does: the model's question.
 
     "Wilhelm Libknecht" (-> "Liebknecht"), "w Lyonie i w Anniens" (-> "Amiens"): the model
-    knows the famous name and reads it far likelier. A name Polish text writes is its
-    bearer's ("Hozer", a character of Prus's, not the singer Hozier): `_name_or_slip` weighs
-    it against near Polish forms, and no name is asked about.
+    knows the famous name and reads it far likelier. Only names NAME_NEAR_ZIPF common a slip
+    NAME_NEAR_COST away: past that, the slip's cost leaves the model no room to win by its
+    margin. A name Polish text writes is its bearer's ("Hozer", a character of Prus's, not
+    the singer Hozier): `_name_or_slip` weighs it against near Polish forms, no name is asked.
     """
     low = word.text.lower()
     if not set(low) <= POLISH_ALPHABET or _seen(low) or english_zipf(low):
         return None
-    near = names_near(low)
+    near = tuple(
+        c
+        for c in names_near(low)
+        if c.cost <= NAME_NEAR_COST and other_zipf(c.text) >= NAME_NEAR_ZIPF
+    )
     if not near:
         return None
     return _model_question(word, near)
