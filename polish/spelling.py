@@ -349,7 +349,7 @@ def _unknown_first(word: Word, found: tuple[Candidate, ...], in_name: bool) -> F
     """A sentence's first word that no list knows, even as a name: judged as if written small.
 
     The capital there says nothing of a name, so "Thermidorianie" is as unknown as
-    "thermidorianie"; a word Polish or English text writes ("Klopstock" is counted) stays a name.
+    "thermidorianie"; a word Polish or English text writes ("Kaddafi" is counted) stays a name.
     """
     low = word.text.lower()
     if not word.sentence_start or in_name or _seen(low) or english_zipf(low):
