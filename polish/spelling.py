@@ -98,6 +98,7 @@ LOAN_ENDINGS = tuple(
 MIN_STEM = 3  # ... after a stem this long
 RARE_QUALIFIERS = frozenset({"daw.", "arch.", "przest.", "gwar.", "daw._dziś_gwar.", "rzad."})
 POLISH_LETTERS = set("ąćęłńóśźżĄĆĘŁŃÓŚŹŻ")
+VOWELS = set("aąeęioóuy")
 POLISH_ALPHABET = set("aąbcćdeęfghijklłmnńoóprsśtuwyzźżqvx")  # and q, v, x of loanwords
 _SENTENCE_END = re.compile(r"[.!?…](?=\s)|\n\s*\n")
 _NEXT_WORD = re.compile(r"[ \t]*[,;:]?[ \t]*[^\W_]+|[ \t]*[.!?…]")
@@ -224,11 +225,17 @@ def _slips(found: tuple[Candidate, ...], zipf: float) -> list[Candidate]:
 
 
 def _stems(word: str) -> list[str]:
-    """`word` (lower-case) without a Polish ending a borrowed word takes ("debian|em")."""
+    """`word` (lower-case) without a Polish ending a borrowed word takes ("debian|em").
+
+    The endings follow a consonant: a name ending in a vowel is not declined so ("Verdiego",
+    "Tokio"), so "hesji|i" is a slip of "Hesji", not its form.
+    """
     return [
-        word[: -len(end)]
+        stem
         for end in LOAN_ENDINGS
-        if word.endswith(end) and len(word) - len(end) >= MIN_STEM
+        if word.endswith(end)
+        and len(stem := word[: -len(end)]) >= MIN_STEM
+        and stem[-1] not in VOWELS
     ]
 
 
@@ -270,7 +277,7 @@ def _skipped(word: Word, text: str) -> bool:
     if "'" in w or "’" in w:
         return True  # an English contraction or a transcribed foreign name
     dot = text[word.end : word.end + 1] == "."
-    return is_abbreviation(w) or (dot and len(w) <= 4 and not any(c in "aeiouyąęó" for c in w))
+    return is_abbreviation(w) or (dot and len(w) <= 4 and not VOWELS.intersection(w))
 
 
 def must_capitalise(word: str) -> bool:
@@ -398,14 +405,17 @@ def _name_near(word: Word) -> Finding | None:
     low = word.text.lower()
     if not set(low) <= POLISH_ALPHABET or _seen(low) or english_zipf(low):
         return None
-    near = tuple(
+    near = _names_near(low)
+    return _model_question(word, near) if near else None
+
+
+def _names_near(low: str) -> tuple[Candidate, ...]:
+    """Names Polish text writes NAME_NEAR_ZIPF often, a slip NAME_NEAR_COST from `low`."""
+    return tuple(
         c
         for c in names_near(low)
         if c.cost <= NAME_NEAR_COST and other_zipf(c.text) >= NAME_NEAR_ZIPF
     )
-    if not near:
-        return None
-    return _model_question(word, near)
 
 
 def _polish_looking(low: str) -> bool:
@@ -456,7 +466,8 @@ def _name_or_slip(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Fi
     """A capitalised word Morfeusz does not know: a slip of a known form, or a name.
 
     A word Polish text never writes (not in wordfreq's list, where the names and foreign words
-    Morfeusz lacks are counted) is a slip of any known form UNSEEN_MAX_COST near; one it does
+    Morfeusz lacks are counted) is a slip of any known form UNSEEN_MAX_COST near, and then of
+    the names a slip away too (`_names_near`: "Hesjii" is "Hesji", not "Heski"); one it does
     write (or its stem: "Debian|em"), or a part of a hyphenated name ("Sacher-Masoch"), only
     where the noisy channel prefers a near form (how common, less how unlikely the slip) to the
     word as written by NAME_MARGIN. A word no known form is near, or with a letter Polish does
@@ -468,11 +479,12 @@ def _name_or_slip(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Fi
     if not found or found[0].cost >= EDIT_COST:
         found = _merged(found, wider(low))
     seen = _seen(low)
+    found = tuple(c for c in found if " " not in c.text)
     if seen == 0 and not in_name:
-        near = [c for c in found if c.cost <= UNSEEN_MAX_COST]
+        near = tuple(c for c in found if c.cost <= UNSEEN_MAX_COST)
+        near = _merged(near, _names_near(low)) if near else ()  # "Hesjii": "Hesji" too
     else:
-        near = [c for c in found if prior(c) >= seen * LN10 + NAME_MARGIN]
-    near = tuple(c for c in near if " " not in c.text)
+        near = tuple(c for c in found if prior(c) >= seen * LN10 + NAME_MARGIN)
     return _finding(word, near, "unknown") if near else None
 
 
