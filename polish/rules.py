@@ -214,9 +214,7 @@ def commas(text: str, tokens: list[Token]) -> list[Finding]:
         elif low in ("ale", "lecz") and prev not in ZE_PARTNERS and not before.has({"conj"}):
             if low == "lecz" and (after := _next(tokens, i)) is not None and after.text == "się":
                 continue  # "lecz się": the imperative of "leczyć"
-        elif (
-            low == "więc" and prev not in ("tak", "a", "i", "oraz") and _between_clauses(tokens, i)
-        ):
+        elif low == "więc" and _clauses_joined(tokens, i):
             pass
         else:
             continue
@@ -231,6 +229,17 @@ def _governed(tokens: list[Token], i: int) -> bool:
         return True
     two = tokens[i - 2] if i > 1 and before.joined else None
     return two is not None and two.has({"prep"}) and before.has({"subst"})
+
+
+def _clauses_joined(tokens: list[Token], i: int) -> bool:
+    """Whether "więc" joins two clauses (not after "tak" or a conjunction).
+
+    After "a" or "gdyby" ("a więc", "gdyby więc") it is a particle of the clause they open.
+    """
+    before = tokens[i - 1]
+    if before.text.lower() == "tak" or before.has({"conj", "comp"}):
+        return False
+    return _between_clauses(tokens, i)
 
 
 def _between_clauses(tokens: list[Token], i: int) -> bool:

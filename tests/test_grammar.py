@@ -105,6 +105,7 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Mimo że padało, wyszedł. Wiem, że to prawda. Dom, w którym mieszkam, jest stary.",
         "W skład którego wchodzą trzy osoby. Mało który student to wie.",
         "Poszedł więc do domu. Tak więc skończyliśmy.",
+        "Wiedział to, gdyby więc chciała kochać, to by kochała.",  # "więc" a particle
         "Urodził się 20 lutego 1981 roku, a zmarł 3 maja.",
         "Bawił się tą piłką przez godzinę.",  # "tą" with an instrumental
         "Zabrał walizkę tą drogą.",  # "tą" goes with the instrumental after it
