@@ -26,6 +26,8 @@ Relations (each between words with only spaces between them, in one sentence):
   that agrees with it in the nominative ("gdzie później powstał kościoła" -> "kościół");
 - `relative`: "który" before a noun it does not agree with, which it owns ("wierzyciela,
   który sytuacja" -> "którego");
+- `antecedent`: "który" after a comma, in a number and gender of no word of the phrase
+  before the comma, which it stands for ("Kupiłem książkę, który czytam" -> "którą");
 - `negation`: a negated verb that takes an accusative object, and a noun or number after it
   in the accusative: a negated verb's object is genitive ("nie wnoszące wiele walorów" ->
   "wielu", "nie mam czas" -> "czasu");
@@ -281,7 +283,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
-        out += _predicate(toks, i)
+        out += _predicate(toks, i) + _antecedent(toks, i)
     return _unique(out)
 
 
@@ -529,6 +531,58 @@ def _relative(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
         return []
     ok = lambda r: "gen" in r.case and _same_slot(r, a.readings)  # noqa: E731
     return [Conflict(i, "relative", i + 1, _options(a, a.readings, ok))]
+
+
+ANTECEDENT_REACH = 6  # words before the comma that may be what "który" stands for
+
+
+def _antecedent(toks: list[Token], i: int) -> list[Conflict]:
+    """A "który" opening a clause after a comma, in a number and gender of no word before it.
+
+    It takes its noun's number and gender and its own clause's case: "książkę, który czytam"
+    (-> "którą"), "dom, w której mieszkałem" (-> "którym"). Any declined word of the
+    phrase before the comma clears it ("książka brata, która", "jeden z uczniów, który"); the
+    forms offered keep the case and take the nearest noun's number and gender.
+    """
+    j = i + 1 if toks[i].only({"prep"}) and i + 1 < len(toks) and toks[i + 1].joined else i
+    rel = toks[j]
+    if i == 0 or toks[i].gap.strip() != ",":
+        return []
+    if not rel.readings or any(r.lemma != "który" for r in rel.readings):
+        return []
+    if toks[i - 1].sentence != toks[i].sentence or not toks[i - 1].only({"subst"}):
+        return []
+    if any(agree(x, r, ("number", "gender")) for x in rel.readings for r in _heads(toks, i)):
+        return []
+    cases = frozenset().union(*(r.case for r in rel.readings))
+    if j > i:
+        cases &= _prep_cases(toks[i].text)  # "w której" -> "w którym", not "któremu"
+    nouns = toks[i - 1].readings
+
+    def ok(r: Reading) -> bool:
+        return bool(r.case & cases) and any(agree(r, n, ("number", "gender")) for n in nouns)
+
+    return [Conflict(j, "antecedent", i - 1, _options(rel, list(rel.readings), ok))]
+
+
+def _heads(toks: list[Token], i: int) -> list[Reading]:
+    """The readings of the words before token i (up to its punctuation) that may head a phrase.
+
+    A noun, pronoun or number; an adjective only where no noun follows it ("jeden z uczniów",
+    not "tego" in "tego człowieka").
+    """
+    out: list[Reading] = []
+    for k in range(i - 1, max(-1, i - 1 - ANTECEDENT_REACH), -1):
+        after = toks[k + 1] if k + 1 < i else None
+        modifier = after is not None and after.has(NOMINAL)
+        out += [
+            r
+            for r in toks[k].readings
+            if r.pos in DECLINED and (r.pos not in ADJECTIVAL or not modifier)
+        ]
+        if not toks[k].joined:
+            break
+    return out
 
 
 @lru_cache(maxsize=1 << 12)

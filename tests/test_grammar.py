@@ -195,6 +195,9 @@ def test_a_rule_switched_off_is_not_reported():
         ("Dzieci nie byli grzeczne.", "byli", "były"),
         # ... and a count's noun that is also an adjective ("złote": the currency)
         ("Mam 5 złote.", "złote", "złotych"),
+        # "który" takes its noun's number and gender, its clause's case
+        ("Kupiłem książkę, który czytam co wieczór.", "który", "którą"),
+        ("To był dom, w której mieszkałem.", "której", "którym"),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -230,6 +233,9 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Widział nowego zainteresowanego klienta.",
         "Cele, w których przebywał powód nie odbiegały od innych.",  # the noun is the verb's
         "Zdobył 5 złotych medali i 3 złote medale. Kosztuje 5 złotych, a 3 złote to mało.",
+        # "który" may stand for any head before the comma
+        "To książka brata Jana, która leży na stole. Jeden z uczniów, który przyszedł, spał.",
+        "Drzwi, które otworzył, były stare. Dom, w którym mieszkam, stoi.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
@@ -299,6 +305,7 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         # PlEWi; the sentences below them have the same tags, and the model clears them
         "Nad Wisłą, gdzie później powstał kościoła św. Michała.": ("kościoła", "kościół"),
         "Stosunek do wierzyciela, który sytuacja pogorszyła się.": ("który", "którego"),
+        "Kupiłem książkę, który czytam co wieczór.": ("który", "którą"),
     }
     for text, (word, fix) in expected.items():
         found, questions = grammar.check(text)
