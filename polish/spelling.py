@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from polish.lexicon import english_zipf, odd_trigrams, other_zipf, polish_zipf, sjp_knows
-from polish.morphology import Interp, analyse, is_abbreviation, is_known
+from polish.morphology import Interp, analyse, is_abbreviation, is_known, paradigm
 from polish.typos import (
     EDIT_COST,
     Candidate,
@@ -455,11 +455,32 @@ def _lower_case_name(word: Word, neighbours: list[str]) -> Finding | None:
     zipf = polish_zipf(low)
     near = tuple(c for c in found if " " not in c.text and _beats_rare(c, zipf))
     if must_capitalise(low):
-        near = (Candidate(low, CASE_COST), *near)
+        near = (Candidate(low, CASE_COST), *near, *_common_forms(low))
     if not near:
         return None
     finding = _finding(word, near, "case")
     return finding if finding.candidates[0].text == low else replace(finding, reason="rare-form")
+
+
+def _common_forms(word: str) -> tuple[Candidate, ...]:
+    """Where a name is also a common noun, that noun's forms in the name's number and case.
+
+    "koniami" is a form of the Koń family only; the horses are "końmi", a likelier slip than a
+    lost capital (SGJP declines the name regularly, the noun not).
+    """
+    out = []
+    for i in analyse(word):
+        base = i.lemma.split(":")[0]
+        if i.pos != "subst" or base == base.lower():
+            continue
+        number, case = (set(f.split(".")) for f in i.tag.split(":")[1:3])
+        for orth, tag, quals in paradigm(base.lower()):
+            pos, num, cas, *_ = tag.split(":") + ["", ""]
+            if pos != "subst" or orth == word or RARE_QUALIFIERS & set(",".join(quals).split(",")):
+                continue
+            if number & set(num.split(".")) and case & set(cas.split(".")):
+                out.append(Candidate(orth, CASE_COST))
+    return tuple(dict.fromkeys(out))
 
 
 def _name_or_slip(word: Word, found: tuple[Candidate, ...], in_name: bool) -> Finding | None:

@@ -116,6 +116,8 @@ def test_case_as_polish_writes_it():
     assert found["ZSkłonny"].suggestions[0] == "Skłonny"
     assert questioned("Pokój san-stefański, PKiN, iPhone i GitHub, Polacy w Polsce.") == {}
     assert questioned("Nie wiem, czy bedzie padać.")["bedzie"][0] == "będzie"  # a slip, not Beda
+    # a name's form that is a common noun's slip: the noun's form in the same number and case
+    assert questioned("Jechali z koniami i psami.")["koniami"][:2] == ("końmi", "Koniami")
 
 
 def test_an_unknown_word_is_questioned_even_with_no_fix_near():
