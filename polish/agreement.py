@@ -198,15 +198,27 @@ def tokens(text: str) -> list[Token]:
 
 
 def _governed(before: Token, t: Token) -> Token:
-    """After a preposition a word is declined: its verb readings go ("o układzie").
+    """After a preposition a word is declined, in a case it takes: other readings go.
 
-    Only those: a case the preposition does not take is agreement's question, and a word
-    such as "tak" ("w tak krótkim czasie") stays what it is.
+    "o układzie" is no verb; "do szkoły" is the genitive singular, so "do szkoły podstawowe"
+    cannot agree. Where no reading is left the preposition is wrong or the word is, which
+    is agreement's question; a word such as "tak" ("w tak krótkim czasie") stays.
     """
-    if not before.has({"prep"}) or before.has(DECLINED | FINITE):
+    if not before.has({"prep"}) or before.has(DECLINED | FINITE) and not _is_preposition(before):
         return t
     kept = tuple(r for r in t.readings if r.pos not in VERBAL)
+    if _is_preposition(before) and t.only(NOMINAL):
+        cases = frozenset().union(*(r.case for r in before.of({"prep"})))
+        kept = tuple(r for r in kept if r.case & cases) or kept
     return replace(t, readings=kept) if kept and len(kept) < len(t.readings) else t
+
+
+def _is_preposition(t: Token) -> bool:
+    """Only a preposition, or a simple one: "od" before a noun is no "ód" of "oda".
+
+    Not "a", which is a conjunction as often.
+    """
+    return t.only({"prep"}) or t.has({"prep"}) and t.text.lower() in PREPOSITIONS
 
 
 def _ends(text: str, at: int, gap: str) -> bool:
@@ -957,8 +969,9 @@ def _predicate(toks: list[Token], i: int) -> list[Conflict]:
     człowiekiem"). The adjective opens its clause, before "być" or right after it.
     """
     a = toks[i]
-    if not a.only({"adj", "ppas"}) or not any(
-        "inst" in r.case and "sg" in r.number for r in a.readings
+    adjs = a.of({"adj", "ppas"})  # "dobrym" is a noun's form too (of "dobro")
+    if not a.only({"adj", "ppas", "subst"}) or not any(
+        "inst" in r.case and "sg" in r.number for r in adjs
     ):
         return []
     if _opens(toks, i):  # "Pożądanym jest, aby ...", "Możliwym jest wykorzystanie ..."
@@ -970,7 +983,7 @@ def _predicate(toks: list[Token], i: int) -> list[Conflict]:
         found = be and _opens(toks, i - 1) and _clause_after(toks, i + 1)
     if not found:
         return []
-    return [Conflict(i, "predicate", i, _options(a, list(a.readings), _neuter_nominative))]
+    return [Conflict(i, "predicate", i, _options(a, adjs, _neuter_nominative))]
 
 
 def _neuter_nominative(r: Reading) -> bool:
@@ -978,10 +991,18 @@ def _neuter_nominative(r: Reading) -> bool:
 
 
 def _opens(toks: list[Token], i: int) -> bool:
-    """The word at i opens its clause: the sentence's start, or after adverbs, "że", "aby"."""
+    """The word at i opens its clause: the sentence's start, or after adverbs, "że", "aby".
+
+    Adverbs and a preposition with its word ("Bez wątpienia dobrym jest") come first.
+    """
     k = i
-    while k > 0 and toks[k].joined and toks[k - 1].only({"adv", "qub"}):
-        k -= 1
+    while k > 0 and toks[k].joined:
+        if toks[k - 1].only({"adv", "qub"}):
+            k -= 1
+        elif k > 1 and toks[k - 1].joined and _is_preposition(toks[k - 2]):
+            k -= 2
+        else:
+            break
     if k == 0 or toks[k - 1].sentence != toks[k].sentence:
         return True
     return not toks[k].joined or toks[k - 1].text.lower() in CLAUSE_WORDS

@@ -185,6 +185,8 @@ def test_a_rule_switched_off_is_not_reported():
         ("Niewątpliwym również jest, że Roman kocha.", "Niewątpliwym", "Niewątpliwe"),
         ("Możliwym jest wykorzystanie tego narzędzia.", "Możliwym", "Możliwe"),
         ("Jest pożądanym, aby szkoły były umundurowane.", "pożądanym", "pożądane"),
+        # ... after a preposition and its word; "dobrym" is a noun's form too
+        ("Z pewnością dobrym jest, że przyszedł.", "dobrym", "dobre"),
         # PlEWi: an adjective before a participle: the verb's noun (same lemma in SGJP)
         (
             "Dowodem obsesyjnego zainteresowani własną śmiercią",
@@ -195,6 +197,8 @@ def test_a_rule_switched_off_is_not_reported():
         ("Dzieci nie byli grzeczne.", "byli", "były"),
         # ... and a count's noun that is also an adjective ("złote": the currency)
         ("Mam 5 złote.", "złote", "złotych"),
+        # a noun after a preposition is in a case it takes: "szkoły" is no plural here
+        ("Szedł do szkoły podstawowe, a potem do domu.", "podstawowe", "podstawowej"),
         # "który" takes its noun's number and gender, its clause's case
         ("Kupiłem książkę, który czytam co wieczór.", "który", "którą"),
         ("To był dom, w której mieszkałem.", "której", "którym"),
