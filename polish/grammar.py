@@ -126,7 +126,8 @@ def check(text: str, disabled: Iterable[str] = ()) -> tuple[list[Finding], list[
     off = set(disabled)
     toks = tokens(text)
     found = [f for rule in RULES for f in rule(text, toks) if f.reason not in off]
-    disagree = conflicts(toks)
+    needed = "model" not in off or any(r not in off for r in CERTAIN)
+    disagree = conflicts(toks) if needed else []
     found += [
         _certain(toks, c) for c in disagree if c.relation in CERTAIN and c.relation not in off
     ]
