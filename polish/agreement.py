@@ -17,7 +17,8 @@ Relations (each between words with only spaces between them, in one sentence):
 - `subject-verb`: a nominative noun or pronoun beside a finite verb or a past form;
 - `prep-case`: a preposition and the case of the word after it (the preposition may be the
   wrong one too: the simple prepositions that take that case are its candidates);
-- `numeral-noun`: a number written in digits and its noun ("21 medale" -> "21 medali");
+- `numeral-noun`: a number written in digits and its noun ("21 medale" -> "21 medali"), and
+  a number word of another gender than its noun ("dwa kobiety" -> "dwie");
 - `government`: a verb with no object (its lemma has no passive participle: "jechać"), its
   subject before it, and a bare nominative/accusative noun after it ("Ona jedzie samochód");
 - `subject-verb` too: a nominative noun before an impersonal form, which takes no subject
@@ -292,6 +293,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
             for check in (
                 _subject_verb, _preposition, _numeral, _government, _subject_after, _relative,
                 _negated_object, _participles, _noun_genitive, _counted_noun, _collective,
+                _numeral_gender,
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
@@ -687,6 +689,32 @@ def _numeral(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
         return []  # a singular after a number is an ordinal as often: "21 rok życia"
     ok = lambda r: "pl" in r.number and "gen" in r.case  # noqa: E731
     return [Conflict(i + 1, "numeral-noun", i, _options(b, nouns, ok))]
+
+
+def _numeral_gender(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
+    """A number word and its noun of another gender: the number word takes the noun's.
+
+    "dwa kobiety" -> "dwie", "obie psy" -> "oba", "trzy chłopcy" -> "trzej", "półtorej roku"
+    -> "półtora": where the noun is in the case the number takes (its own, or after "półtora"
+    and "pięć" the genitive) and only the gender is wrong.
+    """
+    nums = a.of({"num"})
+    if not nums or not a.only({"num"}) or not b.only({"subst", "depr"}) or not _common(b):
+        return []
+    if any(_counts(r, n, ("number", "gender")) for r in nums for n in b.readings):
+        return []
+    near = [(r, n) for r in nums for n in b.readings if _counts(r, n, ("number",))]
+
+    def ok(x: Reading) -> bool:
+        return any(x.case & r.case and agree(x, n, ("number", "gender")) for r, n in near)
+
+    return [Conflict(i, "numeral-noun", i + 1, _options(a, [r for r, _ in near], ok))]
+
+
+def _counts(r: Reading, n: Reading, features: tuple[str, ...]) -> bool:
+    """The number `r` counts the noun `n`: in its case (or the genitive it takes), agreeing."""
+    case = "gen" in n.case if "rec" in r.rest else bool(r.case & n.case)
+    return case and agree(r, n, features)
 
 
 def _government(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:

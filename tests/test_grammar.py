@@ -199,6 +199,10 @@ def test_a_rule_switched_off_is_not_reported():
         ("Mam 5 złote.", "złote", "złotych"),
         # a noun after a preposition is in a case it takes: "szkoły" is no plural here
         ("Szedł do szkoły podstawowe, a potem do domu.", "podstawowe", "podstawowej"),
+        # a number word takes its noun's gender
+        ("Widziałem dwa kobiety na ulicy.", "dwa", "dwie"),
+        ("Czekałem półtorej roku na odpowiedź.", "półtorej", "półtora"),
+        ("Oba siostry przyszły.", "Oba", "Obie"),
         # "który" takes its noun's number and gender, its clause's case
         ("Kupiłem książkę, który czytam co wieczór.", "który", "którą"),
         ("To był dom, w której mieszkałem.", "której", "którym"),
@@ -237,6 +241,8 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Widział nowego zainteresowanego klienta.",
         "Cele, w których przebywał powód nie odbiegały od innych.",  # the noun is the verb's
         "Zdobył 5 złotych medali i 3 złote medale. Kosztuje 5 złotych, a 3 złote to mało.",
+        "Mam dwa psy, dwie kotki, trzy dni, dwa lata i pięć osób. Co dwa tygodnie dwie trzecie.",
+        "Obie strony, półtora roku, półtorej godziny, dwóch kobiet, dwa razy.",
         # "który" may stand for any head before the comma
         "To książka brata Jana, która leży na stole. Jeden z uczniów, który przyszedł, spał.",
         "Drzwi, które otworzył, były stare. Dom, w którym mieszkam, stoi.",
@@ -310,6 +316,7 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         "Nad Wisłą, gdzie później powstał kościoła św. Michała.": ("kościoła", "kościół"),
         "Stosunek do wierzyciela, który sytuacja pogorszyła się.": ("który", "którego"),
         "Kupiłem książkę, który czytam co wieczór.": ("który", "którą"),
+        "Widziałem dwa kobiety na ulicy.": ("dwa", "dwie"),
     }
     for text, (word, fix) in expected.items():
         found, questions = grammar.check(text)
