@@ -695,8 +695,9 @@ def _numeral_gender(toks: list[Token], i: int, a: Token, b: Token) -> list[Confl
     """A number word and its noun of another gender: the number word takes the noun's.
 
     "dwa kobiety" -> "dwie", "obie psy" -> "oba", "trzy chłopcy" -> "trzej", "półtorej roku"
-    -> "półtora": where the noun is in the case the number takes (its own, or after "półtora"
-    and "pięć" the genitive) and only the gender is wrong.
+    -> "półtora": where the noun is in the case the number takes (its own, or the genitive
+    after one that governs it, "półtora") and only the gender is wrong. Not a word that is
+    something else too ("pięć" is also a gerund of "piąć").
     """
     nums = a.of({"num"})
     if not nums or not a.only({"num"}) or not b.only({"subst", "depr"}) or not _common(b):
