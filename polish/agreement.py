@@ -209,7 +209,7 @@ def _governed(before: Token, t: Token) -> Token:
         return t
     kept = tuple(r for r in t.readings if r.pos not in VERBAL)
     if _is_preposition(before) and t.only(NOMINAL):
-        cases = frozenset().union(*(r.case for r in before.of({"prep"})))
+        cases = _prep_cases(before.text)
         kept = tuple(r for r in kept if r.case & cases) or kept
     return replace(t, readings=kept) if kept and len(kept) < len(t.readings) else t
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
+from polish.agreement import reading
 from polish.lexicon import english_zipf, odd_trigrams, other_zipf, polish_zipf, sjp_knows
 from polish.morphology import Interp, analyse, is_abbreviation, is_known, paradigm
 from polish.typos import (
@@ -470,15 +471,19 @@ def _common_forms(word: str) -> tuple[Candidate, ...]:
     """
     out = []
     for i in analyse(word):
+        name = reading(i.lemma, i.tag)
         base = i.lemma.split(":")[0]
-        if i.pos != "subst" or base == base.lower():
+        if name.pos != "subst" or base == base.lower():
             continue
-        number, case = (set(f.split(".")) for f in i.tag.split(":")[1:3])
         for orth, tag, quals in paradigm(base.lower()):
-            pos, num, cas, *_ = tag.split(":") + ["", ""]
-            if pos != "subst" or orth == word or RARE_QUALIFIERS & set(",".join(quals).split(",")):
+            noun = reading(base.lower(), tag)
+            if (
+                noun.pos != "subst"
+                or orth == word
+                or RARE_QUALIFIERS & set(",".join(quals).split(","))
+            ):
                 continue
-            if number & set(num.split(".")) and case & set(cas.split(".")):
+            if name.number & noun.number and name.case & noun.case:
                 out.append(Candidate(orth, CASE_COST))
     return tuple(dict.fromkeys(out))
 
