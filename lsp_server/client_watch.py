@@ -11,11 +11,13 @@ exist when we are told it (the client in another pid namespace, e.g. a container
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import threading
 from collections.abc import Callable
+from typing import NoReturn
 
 import psutil
 
@@ -32,12 +34,25 @@ def alive(process: psutil.Process) -> bool:
         return False
 
 
-def leave(pid: int) -> None:
+def leave(pid: int) -> NoReturn:
     """End the server at once: its reader thread may be blocked on a stdin nobody closes."""
     log.warning("the client's process %d is gone; exiting", pid)
+    end_process(EXIT_CODE)
+
+
+def end_process(code: int) -> NoReturn:
+    """Exit with `code` now, however the threads still running are stuck.
+
+    Interpreter shutdown joins the threads a library started (huggingface_hub's download workers:
+    a stalled one held the process for the hub's 600 s timeout) and tears modules down under the
+    engine's daemon thread (a load's MLX pass then crashed the process). `os._exit` skips both;
+    our threads only write files atomically, so nothing is left half written. Output is flushed.
+    """
     logging.shutdown()
-    sys.stderr.flush()
-    os._exit(EXIT_CODE)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(ValueError, OSError):  # pygls may have closed stdout
+            stream.flush()
+    os._exit(code)
 
 
 class ClientWatch:

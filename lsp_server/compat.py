@@ -14,6 +14,9 @@ for a next message, none is buffered and the pipe holds nothing, every message t
 sent is handled, so an answer checked against the document after that is checked against the
 client's latest edit.
 
+The exit code LSP asks for (0 after `shutdown`, 1 without) is read from the protocol's private
+`_shutdown` flag.
+
 On the client side (`bench --typing`), `JsonRPCClient.start_io` keeps the server subprocess in a
 private attribute: its pid gives the server's memory, and its stderr must be read (pygls pipes it
 and never reads it: a chatty server would block on a full pipe). The tests send a malformed request
@@ -53,7 +56,11 @@ PRIVATE_NAMES = {
 }
 # Private attributes set on instances: (owner, attribute), checked on a fresh JsonRPCClient.
 # (The server's protocol keeps `_request_futures` as the client's does: both are JsonRPCProtocols.)
-PRIVATE_ATTRIBUTES = (("client", "_server"), ("client.protocol", "_request_futures"))
+PRIVATE_ATTRIBUTES = (
+    ("client", "_server"),
+    ("client.protocol", "_request_futures"),
+    ("client.protocol", "_shutdown"),
+)
 
 
 class _Answered:
@@ -213,6 +220,15 @@ def untrack_command(ls: LanguageServer, request_id: object) -> None:
 def progress_cancelled(ls: LanguageServer, token: str) -> asyncio.Future | None:
     """The future pygls cancels when the client cancels work-done progress `token`."""
     return ls.work_done_progress.tokens.get(token)
+
+
+def shut_down(ls: LanguageServer) -> bool:
+    """Whether the client sent `shutdown`.
+
+    pygls's `exit` handler computes the exit code from this, then loses it: `start_io` swallows
+    the SystemExit that carries it.
+    """
+    return ls.protocol._shutdown
 
 
 def server_process(client: JsonRPCClient) -> asyncio.subprocess.Process:

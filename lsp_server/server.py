@@ -12,13 +12,15 @@ import logging
 import os
 import sys
 import time
+from typing import NoReturn
 
 from lsprotocol import types
 
 from decoder.config import ConfigError, Settings
 
 from . import background, commands, diagnostics, inline
-from .compat import WatchedInput, track_command, untrack_command
+from .client_watch import EXIT_CODE, end_process
+from .compat import WatchedInput, shut_down, track_command, untrack_command
 from .documents import PositionError, edit_end
 from .language_server import BielikServer
 from .settings import SECTION
@@ -205,11 +207,14 @@ def build(settings: Settings) -> BielikServer:
     return ls
 
 
-def serve(settings: Settings, tcp: str | None = None, client_process_id: int | None = None) -> int:
+def serve(
+    settings: Settings, tcp: str | None = None, client_process_id: int | None = None
+) -> NoReturn:
     """Run the server over stdio (or TCP HOST:PORT for debugging) until the client exits.
 
     Or until the client's process is gone: `client_process_id` (`--clientProcessId`) and the
-    `processId` of `initialize` are watched.
+    `processId` of `initialize` are watched. The process then ends at once, with 0 after a
+    `shutdown` request and 1 without (as LSP asks), whatever a load is still doing.
     """
     logging.basicConfig(
         level=logging.WARNING, format="bielik-lsp %(levelname)s %(name)s: %(message)s"
@@ -226,4 +231,4 @@ def serve(settings: Settings, tcp: str | None = None, client_process_id: int | N
     else:
         ls.input = WatchedInput(sys.stdin.buffer)
         ls.start_io(stdin=ls.input)
-    return 0
+    end_process(0 if shut_down(ls) else EXIT_CODE)

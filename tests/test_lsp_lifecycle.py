@@ -3,7 +3,9 @@
 `bielik-lsp serve` is started with the arguments vscode-languageclient appends (`--stdio`,
 `--clientProcessId=N`), talks LSP on real pipes, and exits by itself once the client's process
 (a real process, killed here) is gone, named either on the command line or as `initialize`'s
-`processId`, while its stdin stays open. Loaded and left alone it sleeps.
+`processId`, while its stdin stays open. Asked to exit while a download stalls (a real local
+HTTP hub that lists a repo's files and never sends one), it exits at once, with LSP's code. Loaded
+and left alone it sleeps.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
@@ -29,8 +34,8 @@ SERVER = [sys.executable, "-m", "app.cli"]
 class Pipe:
     """A server subprocess spoken to in LSP's framing, with stdin kept open."""
 
-    def __init__(self, argv: list[str]):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    def __init__(self, argv: list[str], env: dict | None = None):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.log = tempfile.TemporaryFile()  # never a full pipe, however much it logs
         self.process = subprocess.Popen(
             [*SERVER, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -94,6 +99,63 @@ def exit_code_after(pipe: Pipe, timeout_s: float) -> int | None:
         return None
 
 
+class StalledHub(BaseHTTPRequestHandler):
+    """A Hugging Face hub whose API answers and whose files never come: a stalled download."""
+
+    FILES = ("config.json", "model.safetensors")
+    stalled: list[str] = []
+    every_file_stalls = threading.Event()  # each file's download is waiting on its answer
+    released = threading.Event()
+
+    def do_GET(self) -> None:
+        if not self.path.startswith("/api/models/"):
+            self.stall()
+            return
+        if "/tree/" in self.path:
+            body = [{"type": "file", "path": f, "size": 9, "oid": "1" * 40} for f in self.FILES]
+        else:
+            body = {"id": "bielik-test/stalls", "sha": "0" * 40}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_HEAD(self) -> None:
+        self.stall()
+
+    def stall(self) -> None:
+        self.stalled.append(self.path)
+        if len(self.stalled) >= len(self.FILES):
+            self.every_file_stalls.set()
+        self.released.wait(600)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def stalled_hub(tmp_path) -> Iterator[dict]:
+    """The environment that points a server at a StalledHub (and an empty hub cache)."""
+    StalledHub.stalled.clear()
+    StalledHub.every_file_stalls.clear()
+    StalledHub.released.clear()
+    hub = ThreadingHTTPServer(("127.0.0.1", 0), StalledHub)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    try:
+        yield {
+            "HF_ENDPOINT": f"http://127.0.0.1:{hub.server_address[1]}",
+            "HF_HOME": str(tmp_path / "hf"),
+            "HF_HUB_ETAG_TIMEOUT": "600",
+            "HF_HUB_DOWNLOAD_TIMEOUT": "600",
+        }
+    finally:
+        StalledHub.released.set()
+        hub.shutdown()
+        hub.server_close()
+
+
 def test_client_arguments_are_understood():
     parse = build_parser().parse_args
     for argv in (
@@ -129,6 +191,23 @@ def test_server_exits_when_the_client_process_is_gone(named):
         assert "is gone; exiting" in pipe.stderr()
     finally:
         kill(client)
+        pipe.close()
+
+
+@pytest.mark.parametrize("shutdown", [True, False], ids=["shutdown-then-exit", "exit-alone"])
+def test_exit_ends_the_server_at_once_while_a_download_stalls(shutdown, stalled_hub):
+    """The hub library's download workers are joined at interpreter exit; the server skips that."""
+    options = {"target": "bielik-test/stalls", "backend": "mlx", "loadTimeoutS": 600}
+    pipe = Pipe(["serve", "--stdio"], env=stalled_hub)
+    try:
+        pipe.initialize(os.getpid(), options)
+        pipe.send("initialized", {}, request=False)
+        assert StalledHub.every_file_stalls.wait(120), pipe.stderr()
+        if shutdown:
+            assert pipe.answer(pipe.send("shutdown", None))["result"] is None
+        pipe.send("exit", None, request=False)
+        assert exit_code_after(pipe, 10) == (0 if shutdown else 1), pipe.stderr()
+    finally:
         pipe.close()
 
 
