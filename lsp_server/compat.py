@@ -183,6 +183,25 @@ class WatchedInput:
                 return seen
         return None
 
+    def reading(self) -> bool:
+        """Whether a message is on its way in: bytes the reader has yet to take or to hand over.
+
+        A message cut off mid-way (the reader waits for bytes the pipe lacks) is not.
+        """
+        if not self.selectable:
+            return not self.waiting
+        return not self.waiting or _readable(self.fd)
+
+    async def let_in(self, patience_s: float) -> None:
+        """Give the reader thread the CPU while a message is on its way (up to `patience_s`).
+
+        A busy event loop leaves it only the gaps: a request sent while a long document was
+        checked, paragraph by paragraph, was read seconds late, after the check had ended.
+        """
+        deadline = time.monotonic() + patience_s
+        while self.reading() and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+
     async def caught_up(self, patience_s: float = 0.05) -> float | None:
         """When every message the client had sent was seen handled (monotonic seconds).
 

@@ -49,6 +49,7 @@ from .spelling import (
 
 log = logging.getLogger(__name__)
 PAUSE_S = 0.01  # how often a paused dictionary pass looks whether it may go on
+READ_PATIENCE_S = 0.5  # how long it lets a message on its way in go first, per paragraph
 # A client that pulls but cannot be asked to pull again (Neovim 0.12): its pull waits this long
 # for the model's verdicts on the version it asks about, or answers with what there is.
 PULL_WAIT_S = 30.0
@@ -128,9 +129,12 @@ def _disabled(ls: BielikServer) -> tuple[str, ...]:
 async def _pause(ls: BielikServer) -> None:
     """Between paragraphs: let other messages in; wait while a completion request is pending.
 
-    From its arrival to its answer, the check of its staleness included.
+    From its arrival to its answer, the check of its staleness included. A message on its way
+    in is let in first (WatchedInput.let_in), so a request is seen while the pass runs.
     """
     await asyncio.sleep(0)
+    if ls.input is not None:
+        await ls.input.let_in(READ_PATIENCE_S)
     while ls.spelling.waiting or ls.worker.urgent:
         await asyncio.sleep(PAUSE_S)
 

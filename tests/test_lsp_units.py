@@ -462,7 +462,11 @@ def test_items_join_the_text_after_or_stop_before_repeating_it_and_rank_without_
 
 
 def test_watched_input_knows_when_every_message_sent_is_read():
-    """Idle: the reader waits for a next message, none is buffered, the pipe is empty."""
+    """Idle: the reader waits for a next message, none is buffered, the pipe is empty.
+
+    Reading: a message is on its way in (bytes in the pipe, or the reader is not waiting); a
+    message cut off mid-way is not, so nothing waits on a client that stalls inside one.
+    """
     import os
     import threading
 
@@ -488,10 +492,11 @@ def test_watched_input_knows_when_every_message_sent_is_read():
     thread.start()
     go.release()
     time.sleep(0.05)
-    assert watched.idle() is not None  # waiting on an empty pipe
+    assert watched.idle() is not None and not watched.reading()  # waiting on an empty pipe
     os.write(w, message + message)  # two messages in one write
     wait_for(1)
     assert got == [message] and watched.buffer == message
+    assert watched.reading()  # handed over, the next call not begun
     watched.waiting = True  # as if the reader had begun its next call and lost the CPU there
     assert watched.idle() is None  # the second message is read but not handled: not idle
     go.release()
@@ -502,7 +507,7 @@ def test_watched_input_knows_when_every_message_sent_is_read():
     assert watched.idle() is not None
     os.write(w, message[:10])  # part of a message: the reader holds it, waiting for the rest
     time.sleep(0.05)
-    assert watched.waiting and watched.idle() is None
+    assert watched.waiting and watched.idle() is None and not watched.reading()
     os.write(w, message[10:])
     wait_for(3)
     os.close(w)
@@ -513,7 +518,7 @@ def test_watched_input_knows_when_every_message_sent_is_read():
     pending = WatchedInput(os.fdopen(r, "rb"))
     pending.waiting = True  # as if its reader had not yet woken up for what arrived
     os.write(w, message)
-    assert pending.idle() is None
+    assert pending.idle() is None and pending.reading()
     os.close(w)
 
 
