@@ -327,6 +327,8 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
         return []
     right = _noun_after(toks, i)
     left = toks[i - 1] if i > 0 and a.joined and _noun(toks[i - 1], toks, i - 1) else None
+    if i + 1 < len(toks) and right is toks[i + 1] and _demonstrative(a):
+        left = None  # "za lidera tego okres": "ten" stands after its noun only in set phrases
     adjs = a.of({"adj"})
     if right is None and (not _closes(toks, i) or left and _head_before(toks, i - 1, adjs)):
         return []  # after a genitive, it may be the noun before's: "język znaczników podobny"
@@ -346,6 +348,11 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
 
 
 PRONOMINAL = frozenset({"który", "jaki", "czyj", "co", "kto"})  # head clauses, agree with none
+DEMONSTRATIVE = frozenset({"ten", "tamten", "ów"})
+
+
+def _demonstrative(t: Token) -> bool:
+    return any(r.lemma in DEMONSTRATIVE for r in t.of({"adj"}))
 
 
 def _pronoun_too(t: Token) -> bool:

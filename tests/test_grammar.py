@@ -206,6 +206,8 @@ def test_a_rule_switched_off_is_not_reported():
         # "który" takes its noun's number and gender, its clause's case
         ("Kupiłem książkę, który czytam co wieczór.", "który", "którą"),
         ("To był dom, w której mieszkałem.", "której", "którym"),
+        # "ten" before a noun is that noun's, though it agrees with the noun before (PlEWi)
+        ("Za lidera tego okres uznać należy Kochanowskiego.", "okres", "okresu"),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -246,6 +248,8 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         # "który" may stand for any head before the comma
         "To książka brata Jana, która leży na stole. Jeden z uczniów, który przyszedł, spał.",
         "Drzwi, które otworzył, były stare. Dom, w którym mieszkam, stoi.",
+        # an adjective after its noun, then a genitive; "ten" after its noun before a verb
+        "Prawo karne państwa obowiązuje. Dokument ten zawiera dane, a przepis ten stosuje się.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
