@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from decoder.about import __version__
 from decoder.config import ConfigError, Settings
+from polish import lexicon
 
 from .client_watch import ClientWatch
 from .compat import Protocol, WatchedInput
@@ -40,7 +41,7 @@ from .settings import Config, ServerOptions, needs_reload
 from .speculation import drafter_for
 from .spelling import SpellingState
 from .status import STATUS, Stats, status_payload
-from .worker import Supersession, Ticket, Worker
+from .worker import Supersession, Ticket, Worker, settle_heap
 
 log = logging.getLogger("bielik-lsp")
 PROGRESS_CREATE_S = 5.0  # a client that never answers window/workDoneProgress/create gets none
@@ -261,6 +262,9 @@ class BielikServer(LanguageServer):
             clock.finish(self.worker.state == "ready")
         if self.worker.state == "ready" and self.config.engine != loaded:
             await self.worker.call(self.worker.apply, self.config.engine)
+        if self.worker.state == "ready":
+            tables = lexicon.load if self.config.server.spelling else lambda: None
+            await self.worker.call(settle_heap, tables)
         self.watch_server()
         self.send_status()
         if self.worker.state == "error":
