@@ -188,9 +188,7 @@ class WatchedInput:
 
         A message cut off mid-way (the reader waits for bytes the pipe lacks) is not.
         """
-        if not self.selectable:
-            return not self.waiting
-        return not self.waiting or _readable(self.fd)
+        return not self.waiting or (self.selectable and _readable(self.fd))
 
     async def let_in(self, patience_s: float) -> None:
         """Give the reader thread the CPU while a message is on its way (up to `patience_s`).
