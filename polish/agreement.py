@@ -297,7 +297,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
             ):  # fmt: skip
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
-        out += _predicate(toks, i) + _antecedent(toks, i)
+        out += _predicate(toks, i) + _antecedent(toks, i) + _subject_far(toks, i)
     return _unique(out)
 
 
@@ -483,6 +483,79 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
             _options(b, verbs, lambda r: any(_subject_agrees(s, r) for s in subjects)),
         )
     ]
+
+
+GENITIVE_REACH = 3  # genitive words between a subject and its verb, at most
+
+
+def _subject_far(toks: list[Token], i: int) -> list[Conflict]:
+    """A subject opening its clause, its genitives, then a verb that fits none of its readings.
+
+    "Większość ludności kolonii było emigrantami" -> "była", "Grupa studentów przyszli" ->
+    "przyszła": the verb follows the nearer genitive, or nothing. Only words in the genitive
+    stand between, none of them a subject the verb agrees with, and the subject opens its
+    clause (`_opens`), adjectives before it or not.
+    """
+    verb = toks[i]
+    if not (verb.has(FINITE) and verb.only(FINITE | {"adj", "subst"})):
+        return []
+    verbs = verb.of(FINITE)
+    k = i
+    while k > 0 and toks[k].joined and i - k < GENITIVE_REACH and _genitive(toks[k - 1], verbs):
+        k -= 1
+    if k == i or k == 0 or not toks[k].joined or not _noun(toks[k - 1], toks, k - 1):
+        return []
+    h = k - 1
+    first = h
+    while first > 0 and toks[first].joined and _attribute(toks[first - 1]):
+        first -= 1
+    head = toks[h].readings
+    if any(r.lemma.split(":")[0].lower() in COUNT_NOUNS for r in head):
+        return []  # "Tysiące ludzi przyszło": a count, its verb neuter singular or not
+    subjects = [r for r in head if "nom" in r.case]
+    if not subjects or any(r.case - {"nom", "acc", "voc"} for r in head) or not _opens(toks, first):
+        return []
+    if any(_subject_agrees(s, v) for s in subjects for v in verbs):
+        return []
+    if any("acc" in r.case for r in head) and _subject_follows(toks, i, verbs):
+        return []  # an object first: "Pomnik ofiar wojny odsłonili mieszkańcy"
+    if _impersonal_sie(toks, i):
+        return []  # "Przepisy tego działu stosuje się": no subject, the noun is the object
+    ok = lambda r: any(_subject_agrees(s, r) for s in subjects)  # noqa: E731
+    return [Conflict(i, "subject-far", h, _options(verb, verbs, ok))]
+
+
+def _impersonal_sie(toks: list[Token], i: int) -> bool:
+    """A present-tense verb in the third person singular with "się" right after it."""
+    after = toks[i + 1] if i + 1 < len(toks) and toks[i + 1].joined else None
+    return (
+        after is not None
+        and after.text.lower() == "się"
+        and any(r.pos == "fin" and r.number == {"sg"} for r in toks[i].readings)
+    )
+
+
+def _attribute(t: Token) -> bool:
+    """An adjective before its noun ("Nowa" is a name's and a short adjective's form too)."""
+    return t.has({"adj"}) and t.only({"adj", "adjp", "subst"}) and _common(t)
+
+
+def _genitive(t: Token, verbs: list[Reading]) -> bool:
+    """A common noun or adjective in the genitive, and no subject of any of `verbs`."""
+    return (
+        _common(t)
+        and t.only(NOMINAL | ADJECTIVAL)
+        and any("gen" in r.case for r in t.readings)
+        and not any("nom" in r.case and _subject_agrees(r, v) for r in t.readings for v in verbs)
+    )
+
+
+def _subject_follows(toks: list[Token], i: int, verbs: list[Reading]) -> bool:
+    """A nominative the verb at i agrees with comes right after it (over one word at most)."""
+    after = [t for t in toks[i + 1 : i + 3] if t.joined]
+    return any(
+        "nom" in r.case and _subject_agrees(r, v) for t in after for r in t.readings for v in verbs
+    )
 
 
 def _impersonal(toks: list[Token], i: int) -> list[Conflict]:

@@ -4,7 +4,7 @@ Two passes, as in polish/spelling.py, so the first can run on every pause and th
 where it pays:
 
 1. `check(text)`: the rules that are certain (polish/rules.py: "nie" together or apart,
-   "w/we", "z/ze", commas, dates, "tę/tą", "dwiema", "Rzeczypospolitej") give findings at
+   "w/we", "z/ze", commas, dates, "tę/tą", "dwiema", "Rzeczypospolitej", "żebym") give findings at
    once; Morfeusz's tags say where neighbouring words cannot agree (polish/agreement.py), and
    those words become `Question`s: the other forms of the word's lemma that would agree (same
    class, only case, number, gender or person changed), for the model to weigh.
@@ -39,6 +39,7 @@ MARGIN = {
     "adj-noun": 4.25,
     "pronoun-noun": 10.0,
     "subject-verb": 0.5,
+    "subject-far": 0.5,
     "prep-case": 3.0,
     "prep-choice": 9.0,
     "numeral-noun": -3.0,
@@ -78,6 +79,7 @@ REASONS = {
     "tę-tą": "the accusative of “ta” is “tę” (“tą” is the instrumental)",
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
+    "żebym": "after “żeby”, “aby”, “gdyby” the person's ending goes on the conjunction",
     "osoba": "the verb takes the person of “ja”, “ty”, “my”, “wy”",
     "zbiorowy": "“dzieci” and other nouns that SGJP marks collective take a collective number "
     "(“dwoje dzieci”, “pięcioro kociąt”)",
@@ -86,6 +88,7 @@ RELATIONS = {
     "adj-noun": "adjective and noun",
     "pronoun-noun": "adjective and noun",
     "subject-verb": "subject and verb",
+    "subject-far": "subject and verb, over the subject's genitives",
     "prep-case": "preposition and case",
     "prep-choice": "preposition and case",
     "numeral-noun": "number and noun",

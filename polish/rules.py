@@ -21,7 +21,10 @@ can turn off (`grammarDisabledRules`):
 - `dwiema`: in careful Polish the instrumental of "dwie" ("obie", "obydwie") with a feminine
   noun is "dwiema" ("z dwoma wieżami" -> "z dwiema wieżami");
 - `rzeczpospolita`: both parts of "Rzeczpospolita" decline ("Rzeczpospolitej" ->
-  "Rzeczypospolitej"), except in a newspaper's name in quotes ("w „Rzeczpospolitej”").
+  "Rzeczypospolitej"), except in a newspaper's name in quotes ("w „Rzeczpospolitej”");
+- `żebym`: after "żeby", "aby", "gdyby" (and "jakby", "by", "choćby"...) the person's ending
+  goes on the conjunction ("żeby przyznałem" -> "żebym przyznał"), and on it alone
+  ("Gdybyś zrobiłeś" -> "Gdybyś zrobił").
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import OSA
 
-from polish.agreement import MONTHS, NP, Reading, Token, agree, readings
+from polish.agreement import MONTHS, NP, Reading, Token, agree, reading, readings
 from polish.lexicon import polish_zipf
 from polish.morphology import analyse, is_known, paradigm
 from polish.spelling import Finding
@@ -417,10 +420,75 @@ def rzeczpospolita(text: str, tokens: list[Token]) -> list[Finding]:
     ]
 
 
+# -- żebym -------------------------------------------------------------------------------------
+CONDITIONAL = frozenset("żeby aby ażeby gdyby jakby by iżby czyby choćby".split())
+# Short words that may stand between the conjunction and its verb: "żeby się nie przyznał".
+CLITICS = frozenset("się nie mi mu ci go cię ją je jej im nam wam nas was to już też tak".split())
+PERSON_ENDINGS = {
+    ("sg", "pri"): "m",
+    ("sg", "sec"): "ś",
+    ("pl", "pri"): "śmy",
+    ("pl", "sec"): "ście",
+}
+
+
+def conditional(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "żeby przyznałem" -> "żebym przyznał", "Gdybyś zrobiłeś" -> "Gdybyś zrobił".
+
+    After "żeby", "aby", "gdyby" (and "jakby", "by", "choćby"...) the person's ending goes on
+    the conjunction, not on the past form; written on both, the verb's goes.
+    """
+    out = []
+    for i, t in enumerate(tokens):
+        conj = _conditional(t.text)
+        if conj is None:
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].joined and tokens[j].text.lower() in CLITICS:
+            j += 1
+        if j >= len(tokens) or not tokens[j].joined:
+            continue
+        verb = _past_with_ending(tokens[j].text)
+        if verb is None:
+            continue
+        past, ending = verb
+        v = tokens[j]
+        if conj[1]:
+            out.append(_finding(v, past, "żebym"))
+        else:
+            fix = conj[0] + ending + text[t.end : v.start] + past
+            out.append(_span(text, t.start, v.end, fix, "żebym"))
+    return out
+
+
+def _conditional(word: str) -> tuple[str, str] | None:
+    """A conditional conjunction, and the person's ending it carries ("Gdybyś": "Gdyby", "ś")."""
+    low = word.lower()
+    for conj in CONDITIONAL:
+        if low.startswith(conj) and low[len(conj) :] in ("", *PERSON_ENDINGS.values()):
+            return word[: len(conj)], word[len(conj) :]
+    return None
+
+
+def _past_with_ending(word: str) -> tuple[str, str] | None:
+    """A past form with the person's ending on it ("przyznałem"): the form without, the ending."""
+    interps = analyse(word)
+    past = [i for i in interps if i.pos == "praet" and i.start == 0 and i.end == 1]
+    ending = [i for i in interps if i.pos == "aglt" and i.start == 1 and i.end == 2]
+    if not past or not ending or any(i.pos not in ("praet", "aglt") for i in interps):
+        return None
+    a = reading(ending[0].lemma, ending[0].tag)
+    key = (next(iter(a.number), ""), next(iter(a.person), ""))
+    if key not in PERSON_ENDINGS:
+        return None
+    return past[0].orth, PERSON_ENDINGS[key]
+
+
 RULES: tuple[Rule, ...] = (
-    nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, dwiema, rzeczpospolita
+    nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, dwiema, rzeczpospolita,
+    conditional,
 )  # fmt: skip
 NAMES = (
     "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
-    "rzeczpospolita",
+    "rzeczpospolita", "żebym",
 )  # fmt: skip

@@ -87,6 +87,15 @@ def _conflicts(text: str):
         # ... a noun SGJP marks collective takes a collective count
         ("Mam dwa dzieci.", "dwa", "dwoje", "zbiorowy"),
         ("Mam siedemdziesiąt dzieci.", "siedemdziesiąt", "siedemdziesięcioro", "zbiorowy"),
+        # ... after "żeby", "gdyby" the person's ending goes on the conjunction
+        ("Radził, żeby przyznałem się do winy.", "żeby przyznałem", "żebym przyznał", "żebym"),
+        ("Gdybyś zrobiłeś błąd, popraw go.", "zrobiłeś", "zrobił", "żebym"),
+        (
+            "Wyglądał, jakby się nie wyspałem.",
+            "jakby się nie wyspałem",
+            "jakbym się nie wyspał",
+            "żebym",
+        ),  # fmt: skip
     ],
 )
 def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
@@ -116,6 +125,7 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "5 czerwca – 7 lipca 1990 trwała wystawa; czerwca – lipca 1991 nie.",
         "Ja nie wiem, ty nie wiesz, my wiemy. Ja byłem tam. Mam dwoje dzieci i kilka dzieci.",
         "We cztery oczy, z dwoma dziećmi, o trzech dzieciach.",
+        "Chcę, żebyśmy poszli. Gdyby był tu, wiedziałby. Żebym to ja wiedział, abyś przyszła.",
     ],
 )
 def test_certain_rules_leave_correct_sentences_alone(text):
@@ -127,6 +137,10 @@ def test_rule_codes_are_the_settings_codes():
     assert ServerOptions(grammar_disabled_rules=("przecinek",)).grammar_disabled_rules
     with pytest.raises(ConfigError, match="unknown rule 'comma'"):
         ServerOptions(grammar_disabled_rules=("comma",))
+
+
+def test_every_relation_has_a_margin_and_a_description():
+    assert set(grammar.MARGIN) == set(grammar.RELATIONS)
 
 
 def test_a_rule_switched_off_is_not_reported():
@@ -208,6 +222,10 @@ def test_a_rule_switched_off_is_not_reported():
         ("To był dom, w której mieszkałem.", "której", "którym"),
         # "ten" before a noun is that noun's, though it agrees with the noun before (PlEWi)
         ("Za lidera tego okres uznać należy Kochanowskiego.", "okres", "okresu"),
+        # LanguageTool's examples: a subject, its genitives, then the verb
+        ("Większość ludności kolonii było emigrantami.", "było", "była"),
+        ("Grupa studentów przyszli na wykład.", "przyszli", "przyszła"),
+        ("Nowa moneta tego kraju był bita w mennicy.", "był", "była"),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -250,6 +268,9 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         "Drzwi, które otworzył, były stare. Dom, w którym mieszkam, stoi.",
         # an adjective after its noun, then a genitive; "ten" after its noun before a verb
         "Prawo karne państwa obowiązuje. Dokument ten zawiera dane, a przepis ten stosuje się.",
+        # a subject and its genitives: an object first, an impersonal verb with "się"
+        "Grupa studentów przyszła. Pomnik ofiar wojny odsłonili mieszkańcy.",
+        "Przepisy tego działu stosuje się odpowiednio.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
@@ -321,6 +342,8 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         "Stosunek do wierzyciela, który sytuacja pogorszyła się.": ("który", "którego"),
         "Kupiłem książkę, który czytam co wieczór.": ("który", "którą"),
         "Widziałem dwa kobiety na ulicy.": ("dwa", "dwie"),
+        "Nowa moneta tego kraju był bita w mennicy.": ("był", "była"),  # over the genitives
+        "Grupa studentów przyszli na wykład.": ("przyszli", "przyszła"),
     }
     for text, (word, fix) in expected.items():
         found, questions = grammar.check(text)
