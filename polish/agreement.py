@@ -298,6 +298,7 @@ def conflicts(toks: list[Token]) -> list[Conflict]:
                 out += check(toks, i, a, toks[i + 1])
         out += _impersonal(toks, i) + _counted_subject(toks, i) + _participle_noun(toks, i)
         out += _predicate(toks, i) + _antecedent(toks, i) + _subject_far(toks, i)
+        out += _name_adjective(toks, i)
     return _unique(out)
 
 
@@ -345,6 +346,28 @@ def _noun_phrase(toks: list[Token], i: int) -> list[Conflict]:
             Conflict(head_at, "adj-noun", i, _options(head, heads, lambda r: _fits(r, adjs, NP)))
         )
     return out
+
+
+def _name_adjective(toks: list[Token], i: int) -> list[Conflict]:
+    """A capitalised adjective that ends a name after a preposition, in another case.
+
+    "w Pałacu Zimowego" -> "Zimowym": after a preposition the name's noun is in a case the
+    preposition takes (`_governed`). Only a word that is an adjective and nothing else
+    ("Słowackiego" is a surname's form too), ending the name ("w Katedrze Świętego Jana").
+    """
+    a = toks[i]
+    if i < 2 or not a.joined or _common(a) or not a.only({"adj"}):
+        return []
+    noun, prep = toks[i - 1], toks[i - 2]
+    if not (noun.joined and noun.only({"subst"}) and noun.text[:1].isupper()):
+        return []
+    goes_on = i + 1 < len(toks) and toks[i + 1].joined and not _common(toks[i + 1])
+    if not _is_preposition(prep) or goes_on:
+        return []
+    adjs, nouns = a.readings, noun.readings
+    if any(agree(x, n, NP) for x in adjs for n in nouns):
+        return []
+    return [Conflict(i, "adj-noun", i - 1, _options(a, list(adjs), lambda r: _fits(r, nouns, NP)))]
 
 
 PRONOMINAL = frozenset({"który", "jaki", "czyj", "co", "kto"})  # head clauses, agree with none

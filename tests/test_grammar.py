@@ -226,6 +226,8 @@ def test_a_rule_switched_off_is_not_reported():
         ("Większość ludności kolonii było emigrantami.", "było", "była"),
         ("Grupa studentów przyszli na wykład.", "przyszli", "przyszła"),
         ("Nowa moneta tego kraju był bita w mennicy.", "był", "była"),
+        # PlEWi: a name's adjective after a preposition takes its noun's case
+        ("Zamach w Pałacu Zimowego w Sankt Petersburgu.", "Zimowego", "Zimowym"),
     ],
 )
 def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, word, option):
@@ -271,6 +273,8 @@ def test_words_that_cannot_agree_are_asked_about_with_forms_that_would(text, wor
         # a subject and its genitives: an object first, an impersonal verb with "się"
         "Grupa studentów przyszła. Pomnik ofiar wojny odsłonili mieszkańcy.",
         "Przepisy tego działu stosuje się odpowiednio.",
+        # a name's adjective that is a surname's form too, or that the name goes on after
+        "Grał w Teatrze Słowackiego. Ślub w Katedrze Świętego Jana. Był w Pałacu Zimowym.",
     ],
 )
 def test_words_that_agree_are_not_asked_about(text):
@@ -344,6 +348,7 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         "Widziałem dwa kobiety na ulicy.": ("dwa", "dwie"),
         "Nowa moneta tego kraju był bita w mennicy.": ("był", "była"),  # over the genitives
         "Grupa studentów przyszli na wykład.": ("przyszli", "przyszła"),
+        "Obrady odbyły się w Pałacu Zimowego w Sankt Petersburgu.": ("Zimowego", "Zimowym"),
     }
     for text, (word, fix) in expected.items():
         found, questions = grammar.check(text)
