@@ -20,7 +20,7 @@ SECTION = "bielik"
 # what grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
 GRAMMAR_CODES = (
     "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
-    "rzeczpospolita", "żebym", "osoba", "zbiorowy",
+    "rzeczpospolita", "żebym", "złoty", "osoba", "zbiorowy",
 )  # fmt: skip
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (

@@ -4,10 +4,11 @@ Two passes, as in polish/spelling.py, so the first can run on every pause and th
 where it pays:
 
 1. `check(text)`: the rules that are certain (polish/rules.py: "nie" together or apart,
-   "w/we", "z/ze", commas, dates, "tę/tą", "dwiema", "Rzeczypospolitej", "żebym") give findings at
-   once; Morfeusz's tags say where neighbouring words cannot agree (polish/agreement.py), and
-   those words become `Question`s: the other forms of the word's lemma that would agree (same
-   class, only case, number, gender or person changed), for the model to weigh.
+   "w/we", "z/ze", commas, dates, "tę/tą", "dwiema", "Rzeczypospolitej", "żebym", "złoty")
+   give findings at once; Morfeusz's tags say where neighbouring words cannot agree
+   (polish/agreement.py), and those words become `Question`s: the other forms of the word's
+   lemma that would agree (same class, only case, number, gender or person changed), for the
+   model to weigh.
 2. `ask(text, questions, compare)`: the model reads each question's sentence with each form in
    place (decoder/scoring.compare: the sentence before the word is read once, each form in one
    short pass after it, forms that cannot win are never read). A word is flagged only when a
@@ -80,6 +81,7 @@ REASONS = {
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
     "żebym": "after “żeby”, “aby”, “gdyby” the person's ending goes on the conjunction",
+    "złoty": "after a number the currency takes the count's form: 1 złoty, 2–4 złote, 5 złotych",
     "osoba": "the verb takes the person of “ja”, “ty”, “my”, “wy”",
     "zbiorowy": "“dzieci” and other nouns that SGJP marks collective take a collective number "
     "(“dwoje dzieci”, “pięcioro kociąt”)",

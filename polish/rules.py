@@ -24,7 +24,9 @@ can turn off (`grammarDisabledRules`):
   "Rzeczypospolitej"), except in a newspaper's name in quotes ("w „Rzeczpospolitej”");
 - `żebym`: after "żeby", "aby", "gdyby" (and "jakby", "by", "choćby"...) the person's ending
   goes on the conjunction ("żeby przyznałem" -> "żebym przyznał"), and on it alone
-  ("Gdybyś zrobiłeś" -> "Gdybyś zrobił").
+  ("Gdybyś zrobiłeś" -> "Gdybyś zrobił");
+- `złoty`: after a number in digits the currency takes the count's form ("42 złoty" -> "42
+  złote", "14 złoty" -> "14 złotych", "1 złote" -> "1 złoty").
 """
 
 from __future__ import annotations
@@ -420,6 +422,47 @@ def rzeczpospolita(text: str, tokens: list[Token]) -> list[Finding]:
     ]
 
 
+# -- złoty -------------------------------------------------------------------------------------
+ZLOTY = ("złoty", "złote", "złotych")
+
+
+def zloty(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "42 złoty" -> "42 złote", "14 złoty" -> "złotych", "1 złote" -> "złoty".
+
+    After a number in digits the currency takes the count's form. Only forms that no case makes
+    right there: "2 złotych" may be a genitive ("nie mam 2 złotych"). Not after a preposition
+    ("o 5 złotych"), after a year ("W 1924 złoty zastąpił markę") or before a noun ("3 złote
+    medale": the adjective).
+    """
+    out = []
+    for i, t in enumerate(tokens):
+        after = _next(tokens, i)
+        if not t.text.isdigit() or after is None or after.text.lower() not in ZLOTY:
+            continue
+        first = i
+        while first > 0 and tokens[first].joined and tokens[first - 1].text.isdigit():
+            first -= 1  # "1 234 złote": digits grouped by spaces
+        before = tokens[first - 1] if first > 0 and tokens[first].joined else None
+        noun = _next(tokens, i + 1)
+        year = first == i and len(t.text) == 4 and 1000 <= int(t.text) <= 2100
+        if before is not None and before.has({"prep"}) or year or noun and noun.has({"subst"}):
+            continue
+        right = _zloty_form(int(t.text), first < i)
+        written = after.text.lower()
+        if written != right and not (written == "złotych" and right != "złotych"):
+            out.append(
+                _finding(after, right if after.text.islower() else right.capitalize(), "złoty")
+            )
+    return out
+
+
+def _zloty_form(n: int, grouped: bool) -> str:
+    """The nominative's form after the number n: 1, 2-4 (not 12-14), or any other."""
+    if n == 1 and not grouped:
+        return "złoty"
+    return "złote" if n % 10 in (2, 3, 4) and n % 100 not in (12, 13, 14) else "złotych"
+
+
 # -- żebym -------------------------------------------------------------------------------------
 CONDITIONAL = frozenset("żeby aby ażeby gdyby jakby by iżby czyby choćby".split())
 # Short words that may stand between the conjunction and its verb: "żeby się nie przyznał".
@@ -486,9 +529,9 @@ def _past_with_ending(word: str) -> tuple[str, str] | None:
 
 RULES: tuple[Rule, ...] = (
     nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, dwiema, rzeczpospolita,
-    conditional,
+    conditional, zloty,
 )  # fmt: skip
 NAMES = (
     "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
-    "rzeczpospolita", "żebym",
+    "rzeczpospolita", "żebym", "złoty",
 )  # fmt: skip

@@ -96,6 +96,10 @@ def _conflicts(text: str):
             "jakbym się nie wyspał",
             "żebym",
         ),  # fmt: skip
+        # ... after a number the currency takes the count's form
+        ("To kosztowało 42 złoty.", "złoty", "złote", "złoty"),
+        ("To kosztowało 14 złoty.", "złoty", "złotych", "złoty"),
+        ("To kosztowało 1 złote.", "złote", "złoty", "złoty"),
     ],
 )
 def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
@@ -126,6 +130,8 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Ja nie wiem, ty nie wiesz, my wiemy. Ja byłem tam. Mam dwoje dzieci i kilka dzieci.",
         "We cztery oczy, z dwoma dziećmi, o trzech dzieciach.",
         "Chcę, żebyśmy poszli. Gdyby był tu, wiedziałby. Żebym to ja wiedział, abyś przyszła.",
+        "Kosztuje 1 234 złote, 5 złotych, 1 złoty. Nie mam 2 złotych. O 5 złotych więcej.",
+        "Zdobył 3 złote medale i 5 złotych medali. W 1924 złoty zastąpił markę.",
     ],
 )
 def test_certain_rules_leave_correct_sentences_alone(text):
