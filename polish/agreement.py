@@ -463,6 +463,18 @@ def _subject_agrees(s: Reading, v: Reading) -> bool:
     return not v.person or bool(_person(s) & v.person)
 
 
+def _verb_options(
+    verb: Token, readings_: list[Reading], subjects: list[Reading]
+) -> tuple[str, ...]:
+    """The verb's other forms (in `readings_`' classes) that one of `subjects` agrees with."""
+    return _options(verb, readings_, lambda r: any(_subject_agrees(s, r) for s in subjects))
+
+
+def _subject_of(t: Token, verbs: list[Reading]) -> bool:
+    """`t` may be the subject of one of `verbs`: a nominative reading that agrees with it."""
+    return any("nom" in r.case and _subject_agrees(r, v) for r in t.readings for v in verbs)
+
+
 def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflict]:
     """A nominative noun or pronoun right before a finite verb that fits none of its readings.
 
@@ -503,7 +515,7 @@ def _subject_verb(toks: list[Token], i: int, a: Token, b: Token) -> list[Conflic
             j,
             "osoba" if person else "subject-verb",
             i,
-            _options(b, verbs, lambda r: any(_subject_agrees(s, r) for s in subjects)),
+            _verb_options(b, verbs, subjects),
         )
     ]
 
@@ -544,8 +556,7 @@ def _subject_far(toks: list[Token], i: int) -> list[Conflict]:
         return []  # an object first: "Pomnik ofiar wojny odsłonili mieszkańcy"
     if _impersonal_sie(toks, i):
         return []  # "Przepisy tego działu stosuje się": no subject, the noun is the object
-    ok = lambda r: any(_subject_agrees(s, r) for s in subjects)  # noqa: E731
-    return [Conflict(i, "subject-far", h, _options(verb, verbs, ok))]
+    return [Conflict(i, "subject-far", h, _verb_options(verb, verbs, subjects))]
 
 
 def _impersonal_sie(toks: list[Token], i: int) -> bool:
@@ -569,16 +580,13 @@ def _genitive(t: Token, verbs: list[Reading]) -> bool:
         _common(t)
         and t.only(NOMINAL | ADJECTIVAL)
         and any("gen" in r.case for r in t.readings)
-        and not any("nom" in r.case and _subject_agrees(r, v) for r in t.readings for v in verbs)
+        and not _subject_of(t, verbs)
     )
 
 
 def _subject_follows(toks: list[Token], i: int, verbs: list[Reading]) -> bool:
     """A nominative the verb at i agrees with comes right after it (over one word at most)."""
-    after = [t for t in toks[i + 1 : i + 3] if t.joined]
-    return any(
-        "nom" in r.case and _subject_agrees(r, v) for t in after for r in t.readings for v in verbs
-    )
+    return any(_subject_of(t, verbs) for t in toks[i + 1 : i + 3] if t.joined)
 
 
 def _impersonal(toks: list[Token], i: int) -> list[Conflict]:
@@ -604,7 +612,7 @@ def _impersonal(toks: list[Token], i: int) -> list[Conflict]:
             i,
             "subject-verb",
             k - 1,
-            _options(verb, past, lambda r: any(_subject_agrees(s, r) for s in subjects)),
+            _verb_options(verb, past, subjects),
         )
     ]
 
