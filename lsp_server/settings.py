@@ -19,8 +19,8 @@ SECTION = "bielik"
 # The grammar checker's diagnostic codes (polish/rules.NAMES, grammar.CERTAIN and the model's):
 # what grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
 GRAMMAR_CODES = (
-    "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
-    "rzeczpospolita", "żebym", "złoty", "osoba", "zbiorowy",
+    "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "te-to",
+    "dwiema", "rzeczpospolita", "żebym", "złoty", "osoba", "zbiorowy",
 )  # fmt: skip
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (

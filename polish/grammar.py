@@ -78,6 +78,7 @@ REASONS = {
     "data": "a day of the month takes the month in the genitive; a month with no day, heading "
     "an entry, the nominative",
     "tę-tą": "the accusative of “ta” is “tę” (“tą” is the instrumental)",
+    "te-to": "“te” is plural; with a neuter singular noun the form is “to” (“to zdjęcie”)",
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
     "żebym": "after “żeby”, “aby”, “gdyby” the person's ending goes on the conjunction",

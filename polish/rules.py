@@ -18,6 +18,8 @@ can turn off (`grammarDisabledRules`):
   pisarz" -> "czerwiec – Stephen Crane", as a year's list of events writes it);
 - `tę-tą`: the accusative of "ta" is "tę" ("na tą podprzestrzeń" -> "na tę podprzestrzeń",
   "Przez wyspę tą" -> "Przez wyspę tę");
+- `te-to`: the neuter singular of "ten" is "to" ("te zdjęcie" -> "to zdjęcie", "tamte"
+  alike);
 - `dwiema`: in careful Polish the instrumental of "dwie" ("obie", "obydwie") with a feminine
   noun is "dwiema" ("z dwoma wieżami" -> "z dwiema wieżami");
 - `rzeczpospolita`: both parts of "Rzeczpospolita" decline ("Rzeczpospolitej" ->
@@ -379,6 +381,44 @@ def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
     return out
 
 
+PLURAL_DEMONSTRATIVES = {"te": "to", "tamte": "tamto"}
+NOMINATIVE = frozenset({"nom", "acc"})
+
+
+def te_to(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "te zdjęcie" -> "to zdjęcie": "te" before a noun that is neuter singular only.
+
+    "te" is the plural; the neuter singular of "ten" is "to" ("tamte": "tamto"). Over
+    adjectives that may be neuter singular ("te nowe zdjęcie"); a noun with a plural reading
+    ("te wideo", "te dzieci") agrees with "te".
+    """
+    out = []
+    for i, t in enumerate(tokens):
+        fix = PLURAL_DEMONSTRATIVES.get(t.text.lower())
+        if fix is None:
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].joined and _neuter_adjective(tokens[j]):
+            j += 1
+        if j < len(tokens) and tokens[j].joined and _neuter_noun(tokens[j]):
+            out.append(_finding(t, fix.capitalize() if t.text[0].isupper() else fix, "te-to"))
+    return out
+
+
+def _neuter_adjective(t: Token) -> bool:
+    """An adjective that may be neuter singular nominative or accusative ("nowe")."""
+    return any(_neuter_singular(r) for r in t.of({"adj"}))
+
+
+def _neuter_noun(t: Token) -> bool:
+    """A noun (or gerund) only, and only neuter singular: "zdjęcie", not "wideo", "dzieci"."""
+    return t.only({"subst", "ger"}) and all(_neuter_singular(r) for r in t.readings)
+
+
+def _neuter_singular(r: Reading) -> bool:
+    return r.number == {"sg"} and r.gender == {"n"} and bool(r.case & NOMINATIVE)
+
+
 def _declined_next(tokens: list[Token], i: int) -> bool:
     after = _next(tokens, i)
     return after is not None and any(r.case for r in after.readings)
@@ -528,10 +568,10 @@ def _past_with_ending(word: str) -> tuple[str, str] | None:
 
 
 RULES: tuple[Rule, ...] = (
-    nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, dwiema, rzeczpospolita,
+    nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, te_to, dwiema, rzeczpospolita,
     conditional, zloty,
 )  # fmt: skip
 NAMES = (
-    "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "dwiema",
+    "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "te-to", "dwiema",
     "rzeczpospolita", "żebym", "złoty",
 )  # fmt: skip

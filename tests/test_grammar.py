@@ -70,6 +70,11 @@ def _conflicts(text: str):
         ("Tą pierwszą armię pokonał generał.", "Tą", "Tę", "tę-tą"),
         # PlEWi: "Przez wyspę tą przebiegał szlak handlowy wiodący"
         ("Przez wyspę tą przebiegał szlak handlowy", "tą", "tę", "tę-tą"),
+        # PlEWi: "Król zaakceptował i te żądanie."; LanguageTool: "Te dziecko zachowuje się"
+        ("Król zaakceptował i te żądanie.", "te", "to", "te-to"),
+        ("Te dziecko zachowuje się grzecznie.", "Te", "To", "te-to"),
+        ("Widziałem te nowe zdjęcie i tamte auto.", "te", "to", "te-to"),
+        ("Widziałem te nowe zdjęcie i tamte auto.", "tamte", "tamto", "te-to"),
         # PlEWi: "i internowany na okres od 23 styczni 1982 do 2 lipca"
         ("internowany na okres od 23 styczni 1982 do 2 lipca", "styczni", "stycznia", "data"),
         # PlEWi: "w XV wieku ukończono fasadę z dwoma wieżami zwieńczonymi ażurowymi hełmami"
@@ -122,6 +127,8 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Urodził się 20 lutego 1981 roku, a zmarł 3 maja.",
         "Bawił się tą piłką przez godzinę.",  # "tą" with an instrumental
         "Zabrał walizkę tą drogą.",  # "tą" goes with the instrumental after it
+        # "te" with a plural, a noun that may be plural, or no Polish noun
+        "Te dzieci oglądały te wideo i te złote monety. Śpiewa Kiri Te Kanawa. Te Deum.",
         "Czytał to w „Rzeczpospolitej” z dwoma kolegami i dwiema koleżankami.",  # a newspaper
         "Od 23 stycznia 1982 do 3 maja 1983, a potem 5 marca.",
         # a month governed by what stands before it, or a range
