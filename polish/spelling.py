@@ -357,16 +357,31 @@ def _unknown_first(word: Word, found: tuple[Candidate, ...], in_name: bool) -> F
     """A sentence's first word that no list knows, even as a name: judged as if written small.
 
     The capital there says nothing of a name, so "Thermidorianie" is as unknown as
-    "thermidorianie"; a word Polish or English text writes ("Kaddafi" is counted) stays a name.
+    "thermidorianie"; a word Polish or English text writes ("Kaddafi" is counted) stays a name,
+    unless it is a common misspelling (`_misspelt_first`).
     """
     low = word.text.lower()
-    if not word.sentence_start or in_name or _seen(low) or english_zipf(low):
+    if not word.sentence_start or in_name or english_zipf(low):
         return None
+    if seen := _seen(low):
+        return _misspelt_first(word, found, seen)
     finding = _unknown(replace(word, text=low), found)
     if finding is None:
         return None
     cased = tuple(_cased(s, word.text) for s in finding.suggestions)
     return replace(finding, word=word.text, suggestions=cased)
+
+
+def _misspelt_first(word: Word, found: tuple[Candidate, ...], seen: float) -> Finding | None:
+    """A sentence's first word Polish text writes, a cheap slip of a form as common: asked.
+
+    wordfreq counts the commonest misspellings with the names: "Wogóle" is "W ogóle" (a
+    missing space), "Poprostu" "Po prostu". Asked of the model where a slip cheaper than an
+    edit gives a form at least as common as the word; "Kaddafi" ("Kadafi" is rarer) is not
+    asked, and the model clears "Nelli" ("Belli").
+    """
+    near = tuple(c for c in found if c.cost < EDIT_COST and _zipf(c.text) >= seen)
+    return _model_question(word, near) if near else None
 
 
 def _unknown(word: Word, found: tuple[Candidate, ...]) -> Finding | None:

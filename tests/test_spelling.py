@@ -65,6 +65,14 @@ def test_a_capital_at_a_sentence_start_is_no_name():
     assert questioned("Wscodnich ziem nie znał.") == {"Wscodnich": ("Wschodnich",)}
 
 
+def test_a_common_misspelling_at_a_sentence_start_is_the_models_question():
+    """The frequency list counts "poprostu" as it counts names; a slip gives one as common."""
+    found = spelling.check("Poprostu poszedł. Kaddafi przemawiał. Hesji nie znał.")
+    assert [(f.word, f.reason, f.known) for f in found] == [("Poprostu", "context", True)]
+    assert [c.text for c in found[0].candidates] == ["po prostu"]
+    assert spelling.check("Wczoraj poprostu poszedł.")[0].reason == "unknown"
+
+
 def test_a_name_no_one_writes_near_one_polish_text_writes_is_the_models_question():
     """PlEWi's "Libknecht": no list has it, "Liebknecht" is a slip away; a name seen is not."""
     found = spelling.check("Zmarł Wilhelm Libknecht, niemiecki socjaldemokrata.")
@@ -278,6 +286,10 @@ def test_the_model_ranks_in_the_sentence_and_clears_known_words_that_fit():
     assert [(f.word, f.suggestions[0]) for f in found] == [("take", "takie")]
     text = "Wybierz yes przy polu, a potem suwak slider przełącznik zmieni tryb."
     assert spelling.rank(text, spelling.check(text), engine.score) == []
+    # A common misspelling starting a sentence; a name there a slip from a form as common
+    text = "Poprostu poszedł do domu. Nelli przyszła wczoraj."
+    found = spelling.rank(text, spelling.check(text), engine.score)
+    assert [(f.word, f.suggestions[0]) for f in found] == [("Poprostu", "Po prostu")]
 
 
 def test_check_prints_one_json_object_per_questioned_word_and_exits_1(tmp_path):
