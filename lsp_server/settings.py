@@ -20,7 +20,7 @@ SECTION = "bielik"
 # what grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
 GRAMMAR_CODES = (
     "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "te-to",
-    "dwiema", "rzeczpospolita", "żebym", "złoty", "osoba", "zbiorowy",
+    "dwiema", "rzeczpospolita", "żebym", "złoty", "przyimek-razem", "osoba", "zbiorowy",
 )  # fmt: skip
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (

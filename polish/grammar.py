@@ -83,6 +83,8 @@ REASONS = {
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
     "żebym": "after “żeby”, “aby”, “gdyby” the person's ending goes on the conjunction",
     "złoty": "after a number the currency takes the count's form: 1 złoty, 2–4 złote, 5 złotych",
+    "przyimek-razem": "a compound preposition is one word (“spod”, “znad”, “sprzed”, “poza”, "
+    "“naprzeciw”), and the idiom is “przede wszystkim”",
     "osoba": "the verb takes the person of “ja”, “ty”, “my”, “wy”",
     "zbiorowy": "“dzieci” and other nouns that SGJP marks collective take a collective number "
     "(“dwoje dzieci”, “pięcioro kociąt”)",

@@ -28,7 +28,9 @@ can turn off (`grammarDisabledRules`):
   goes on the conjunction ("żeby przyznałem" -> "żebym przyznał"), and on it alone
   ("Gdybyś zrobiłeś" -> "Gdybyś zrobił");
 - `złoty`: after a number in digits the currency takes the count's form ("42 złoty" -> "42
-  złote", "14 złoty" -> "14 złotych", "1 złote" -> "1 złoty").
+  złote", "14 złoty" -> "14 złotych", "1 złote" -> "1 złoty");
+- `przyimek-razem`: a compound preposition is one word ("z pod stołu" -> "spod stołu", "po za
+  tym" -> "poza tym"), and "przed wszystkim" is "przede wszystkim".
 """
 
 from __future__ import annotations
@@ -430,6 +432,42 @@ def _accusative_only(noun: Token) -> bool:
     return any("acc" in c for c in cases) and not any("inst" in c for c in cases)
 
 
+# -- przyimek-razem ----------------------------------------------------------------------------
+# Compound prepositions, one word ("z" + "pod": "spod"); no sentence writes the pair apart.
+COMPOUND_PREPOSITIONS = {
+    ("z", "pod"): "spod",
+    ("z", "nad"): "znad",
+    ("z", "przed"): "sprzed",
+    ("z", "pośród"): "spośród",
+    ("z", "poza"): "spoza",
+    ("z", "za"): "zza",
+    ("z", "ponad"): "sponad",
+    ("z", "pomiędzy"): "spomiędzy",
+    ("po", "za"): "poza",
+    ("po", "mimo"): "pomimo",
+    ("na", "przeciwko"): "naprzeciwko",
+    ("na", "przeciw"): "naprzeciw",
+    ("w", "śród"): "wśród",
+    ("w", "raz"): "wraz",
+    ("przed", "wszystkim"): "przede wszystkim",
+}
+
+
+def compound_prepositions(text: str, tokens: list[Token]) -> list[Finding]:
+    """Rule: "z pod stołu" -> "spod stołu", "po za tym" -> "poza tym": one word.
+
+    And "przed wszystkim" -> "przede wszystkim". Only the two words with spaces between.
+    """
+    out = []
+    for i, t in enumerate(tokens):
+        after = _next(tokens, i)
+        fix = after and COMPOUND_PREPOSITIONS.get((t.text.lower(), after.text.lower()))
+        if fix:
+            cased = fix[0].upper() + fix[1:] if t.text[0].isupper() else fix
+            out.append(_span(text, t.start, after.end, cased, "przyimek-razem"))
+    return out
+
+
 # -- dwiema, Rzeczypospolitej ------------------------------------------------------------------
 QUOTES = "„\"«“'"
 FEMININE_INSTRUMENTAL = {"dwoma": "dwiema", "oboma": "obiema", "obydwoma": "obydwiema"}
@@ -569,9 +607,9 @@ def _past_with_ending(word: str) -> tuple[str, str] | None:
 
 RULES: tuple[Rule, ...] = (
     nie_razem, nie_osobno, vowel_forms, commas, dates, te_ta, te_to, dwiema, rzeczpospolita,
-    conditional, zloty,
+    conditional, zloty, compound_prepositions,
 )  # fmt: skip
 NAMES = (
     "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "te-to", "dwiema",
-    "rzeczpospolita", "żebym", "złoty",
+    "rzeczpospolita", "żebym", "złoty", "przyimek-razem",
 )  # fmt: skip

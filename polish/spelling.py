@@ -383,7 +383,7 @@ def _misspelt_first(word: Word, found: tuple[Candidate, ...], seen: float) -> Fi
     """
     near = tuple(c for c in found if c.cost < EDIT_COST and _zipf(c.text) >= seen)
     if near and POLISH_LETTERS.intersection(word.text):
-        return _finding(word, near, "unknown")
+        return _finding(word, found, "unknown")  # all its corrections: "Wziąść" -> "Wziąć"
     return _model_question(word, near) if near else None
 
 
