@@ -448,20 +448,27 @@ COMPOUND_PREPOSITIONS = {
     ("na", "przeciwko"): "naprzeciwko",
     ("na", "przeciw"): "naprzeciw",
     ("w", "śród"): "wśród",
-    ("w", "raz"): "wraz",
     ("przed", "wszystkim"): "przede wszystkim",
 }
+# ... where a third word must follow ("raz w raz" is an idiom, "w raz z" a slip of "wraz z")
+COMPOUND_BEFORE = {("w", "raz"): ("wraz", frozenset({"z", "ze"}))}
 
 
 def compound_prepositions(text: str, tokens: list[Token]) -> list[Finding]:
     """Rule: "z pod stołu" -> "spod stołu", "po za tym" -> "poza tym": one word.
 
-    And "przed wszystkim" -> "przede wszystkim". Only the two words with spaces between.
+    And "przed wszystkim" -> "przede wszystkim", "w raz z" -> "wraz z". Only the words with
+    spaces between.
     """
     out = []
     for i, t in enumerate(tokens):
         after = _next(tokens, i)
-        fix = after and COMPOUND_PREPOSITIONS.get((t.text.lower(), after.text.lower()))
+        pair = (t.text.lower(), after.text.lower()) if after else ("", "")
+        fix = COMPOUND_PREPOSITIONS.get(pair)
+        if pair in COMPOUND_BEFORE:
+            third = _next(tokens, i + 1)
+            fix, then = COMPOUND_BEFORE[pair]
+            fix = fix if third and third.text.lower() in then else None
         if fix:
             cased = fix[0].upper() + fix[1:] if t.text[0].isupper() else fix
             out.append(_span(text, t.start, after.end, cased, "przyimek-razem"))

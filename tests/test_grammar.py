@@ -106,6 +106,7 @@ def _conflicts(text: str):
         ("Po za tym nic nie wiem.", "Po za", "Poza", "przyimek-razem"),
         ("Zdjęcie z przed wojny.", "z przed", "sprzed", "przyimek-razem"),
         ("Przed wszystkim chodzi o to.", "Przed wszystkim", "Przede wszystkim", "przyimek-razem"),
+        ("W raz z nią popierał rozwój nauki.", "W raz", "Wraz", "przyimek-razem"),
         # ... after a number the currency takes the count's form
         ("To kosztowało 42 złoty.", "złoty", "złote", "złoty"),
         ("To kosztowało 14 złoty.", "złoty", "złotych", "złoty"),
@@ -133,6 +134,7 @@ def test_certain_rules_flag_real_errors_with_the_fix(text, flagged, fix, rule):
         "Bawił się tą piłką przez godzinę.",  # "tą" with an instrumental
         "Zabrał walizkę tą drogą.",  # "tą" goes with the instrumental after it
         "Spod stołu, znad rzeki, poza tym, pomimo to; wyszedł z, pod koniec, przed wszystkimi.",
+        "Raz w raz przerywały jazdę popsute mosty.",  # an idiom (LanguageTool's example)
         # "te" with a plural, a noun that may be plural, or no Polish noun
         "Te dzieci oglądały te wideo i te złote monety. Śpiewa Kiri Te Kanawa. Te Deum.",
         "Czytał to w „Rzeczpospolitej” z dwoma kolegami i dwiema koleżankami.",  # a newspaper
