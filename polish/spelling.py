@@ -132,7 +132,7 @@ class Finding:
 
 
 REASONS = {
-    "unknown": "unknown word (neither Morfeusz 2 nor the frequency list has it)",
+    "unknown": "unknown word (neither Morfeusz 2 nor hunspell-pl's word list has it)",
     "case": "wrong case (a name takes a capital; no capitals inside a word)",
     "rare-form": "an archaic or unusual form where a common one is near",
     "context": "the sentence reads far likelier with a near form",
