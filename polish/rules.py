@@ -78,6 +78,16 @@ def _next(tokens: list[Token], i: int) -> Token | None:
     return tokens[i + 1] if i + 1 < len(tokens) and tokens[i + 1].joined else None
 
 
+def _past_adjectives(
+    tokens: list[Token], i: int, adjective: Callable[[Token], bool]
+) -> Token | None:
+    """The word after token i and the adjectives right after it: the noun they go with."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].joined and adjective(tokens[j]):
+        j += 1
+    return tokens[j] if j < len(tokens) and tokens[j].joined else None
+
+
 # -- nie ---------------------------------------------------------------------------------------
 def _negated(word: str) -> bool:
     """Whether "nie" + `word` is one word Polish writes together.
@@ -371,10 +381,7 @@ def te_ta(text: str, tokens: list[Token]) -> list[Finding]:
     for i, t in enumerate(tokens):
         if t.text.lower() != "tą":
             continue
-        j = i + 1
-        while j < len(tokens) and tokens[j].joined and tokens[j].has({"adj"}):
-            j += 1
-        after = tokens[j] if j < len(tokens) and tokens[j].joined else None
+        after = _past_adjectives(tokens, i, lambda w: w.has({"adj"}))
         noun = after if after is not None and after.has({"subst"}) else None
         if noun is None and t.joined and not _declined_next(tokens, i):
             noun = tokens[i - 1]
@@ -399,10 +406,8 @@ def te_to(text: str, tokens: list[Token]) -> list[Finding]:
         fix = PLURAL_DEMONSTRATIVES.get(t.text.lower())
         if fix is None:
             continue
-        j = i + 1
-        while j < len(tokens) and tokens[j].joined and _neuter_adjective(tokens[j]):
-            j += 1
-        if j < len(tokens) and tokens[j].joined and _neuter_noun(tokens[j]):
+        noun = _past_adjectives(tokens, i, _neuter_adjective)
+        if noun is not None and _neuter_noun(noun):
             out.append(_finding(t, fix.capitalize() if t.text[0].isupper() else fix, "te-to"))
     return out
 
@@ -487,10 +492,7 @@ def dwiema(text: str, tokens: list[Token]) -> list[Finding]:
         fix = FEMININE_INSTRUMENTAL.get(t.text.lower())
         if fix is None:
             continue
-        j = i + 1
-        while j < len(tokens) and tokens[j].joined and tokens[j].only({"adj"}):
-            j += 1
-        noun = tokens[j] if j < len(tokens) and tokens[j].joined else None
+        noun = _past_adjectives(tokens, i, lambda w: w.only({"adj"}))
         if noun is None or not noun.only({"subst"}) or noun.text[:1].isupper():
             continue
         if all(r.gender == {"f"} and "inst" in r.case for r in noun.readings):
