@@ -16,11 +16,11 @@ from decoder.config import Settings
 from decoder.schema import ConfigError, Entry, camel, entries, setting, snake, validate
 
 SECTION = "bielik"
-# The grammar checker's diagnostic codes (polish/rules.NAMES, grammar.CERTAIN and the model's):
+# The grammar checker's diagnostic codes (polish/rules.NAMES, grammar.CERTAIN and ASKED, "model"):
 # what grammarDisabledRules may name. Kept here so the settings' docs need no import of polish/.
 GRAMMAR_CODES = (
     "model", "nie-razem", "nie-osobno", "w-we", "z-ze", "przecinek", "data", "tę-tą", "te-to",
-    "dwiema", "rzeczpospolita", "żebym", "złoty", "przyimek-razem", "osoba", "zbiorowy",
+    "dwiema", "rzeczpospolita", "żebym", "złoty", "przyimek-razem", "osoba", "zbiorowy", "razem",
 )  # fmt: skip
 # Prose formats: spell-checked by default (code files are not: identifiers are no prose).
 SPELLING_LANGUAGES = (

@@ -54,11 +54,25 @@ MARGIN = {
     "noun-genitive": 6.0,
     "predicate": 0.0,
     "count-noun": 0.0,
+    "razem": 2.0,
 }
 # Relations the tags decide alone, each a rule code a writer can turn off: a personal pronoun
 # and its verb's person ("Ja umie" -> "umiem"), a noun SGJP marks collective and a plain count
 # ("dwa dzieci" -> "dwoje"). The small model prefers the commoner, wrong form in both.
 CERTAIN = ("osoba", "zbiorowy")
+# Two words that Polish writes as one, where both are words and the pair can be right elsewhere
+# ("Postawił na prawdę", "z resztą pieniędzy"): the model's question, with its own code.
+JOINED = {
+    ("na", "prawdę"): "naprawdę",
+    ("nie", "prawda"): "nieprawda",
+    ("z", "resztą"): "zresztą",
+    ("na", "wzajem"): "nawzajem",
+    ("nie", "dawno"): "niedawno",
+    ("na", "przód"): "naprzód",
+    ("co", "raz"): "coraz",
+    ("za", "razem"): "zarazem",
+}
+ASKED = ("razem",)  # codes of the model's questions that are no agreement
 # A form that differs only in a nasal's or another letter's diacritic ("pewna" -> "pewną",
 # "pasje" -> "pasję") is the commonest slip of all: it needs this much less from the model.
 DIACRITIC_BONUS = 3.0
@@ -82,6 +96,8 @@ REASONS = {
     "dwiema": "with a feminine noun, careful Polish writes “dwiema” (“obiema”), not “dwoma”",
     "rzeczpospolita": "in careful and official writing both parts of “Rzeczpospolita” decline",
     "żebym": "after “żeby”, “aby”, “gdyby” the person's ending goes on the conjunction",
+    "razem": "written as one word here (“naprawdę”, “nieprawda”, “zresztą”, “niedawno”), "
+    "the sentence reads far likelier so",
     "złoty": "after a number the currency takes the count's form: 1 złoty, 2–4 złote, 5 złotych",
     "przyimek-razem": "a compound preposition is one word (“spod”, “znad”, “sprzed”, “poza”, "
     "“naprzeciw”), and the idiom is “przede wszystkim”",
@@ -107,6 +123,7 @@ RELATIONS = {
     "noun-genitive": "the noun before it, whose genitive it would be",
     "predicate": "a clause as the subject of “być”, which takes the neuter nominative",
     "count-noun": "number and noun",
+    "razem": "written as one word",
 }
 
 
@@ -123,6 +140,7 @@ class Question:
     left: int  # the model reads text[left:right]
     right: int
     other: str = ""  # the word it disagrees with
+    reason: str = "model"  # the finding's code, if the model agrees
 
     @property
     def margin(self) -> float:
@@ -143,12 +161,40 @@ def check(text: str, disabled: Iterable[str] = ()) -> tuple[list[Finding], list[
         return sorted(found, key=lambda f: f.start), []
     taken = [(f.start, f.end) for f in found]
     asked = [c for c in disagree if c.relation not in CERTAIN]
+    joined = _joined(text, toks) if "razem" not in off else []
     questions = [
         q
-        for q in _questions(text, toks, asked)
+        for q in _questions(text, toks, asked) + joined
         if not any(a < q.end and q.start < b for a, b in taken)
     ]
     return sorted(found, key=lambda f: f.start), questions
+
+
+def _joined(text: str, toks: list[Token]) -> list[Question]:
+    """Two words of JOINED, with only spaces between: is the one word likelier?"""
+    out = []
+    for i in range(len(toks) - 1):
+        a, b = toks[i], toks[i + 1]
+        fix = JOINED.get((a.text.lower(), b.text.lower())) if b.joined else None
+        if fix is None:
+            continue
+        option = fix[0].upper() + fix[1:] if a.text[0].isupper() else fix
+        left, right = _window(text, toks, i, i + 1)
+        pair = (a.start, b.start)
+        out.append(
+            Question(
+                a.start,
+                b.end,
+                text[a.start : b.end],
+                (option,),
+                "razem",
+                pair,
+                left,
+                right,
+                reason="razem",
+            )
+        )
+    return out
 
 
 def _certain(toks: list[Token], c: Conflict) -> Finding:
@@ -266,9 +312,9 @@ def decide(questions: list[Question], gains: list[list[float | None]]) -> list[F
             q.end,
             q.word,
             tuple(winners[:MAX_SUGGESTIONS]),
-            "model",
+            q.reason,
             kind="grammar",
-            detail=f"“{q.other}” ({RELATIONS[q.relation]})",
+            detail=f"“{q.other}” ({RELATIONS[q.relation]})" if q.other else "",
             ranked_by="model",
         )
         if q.pair not in best or best[q.pair][0] < top:

@@ -153,8 +153,20 @@ def test_certain_rules_leave_correct_sentences_alone(text):
     assert fixes(text) == {}
 
 
+def test_two_words_polish_writes_as_one_are_the_models_question_with_their_own_code():
+    text = "Premier wie na prawdę dużo, a z resztą nikt nie dyskutuje."
+    found, questions = grammar.check(text)
+    assert found == []
+    asked = [(q.word, q.options, q.relation, q.reason) for q in questions]
+    assert asked == [
+        ("na prawdę", ("naprawdę",), "razem", "razem"),
+        ("z resztą", ("zresztą",), "razem", "razem"),
+    ]
+    assert grammar.check(text, disabled=["razem"]) == ([], [])
+
+
 def test_rule_codes_are_the_settings_codes():
-    assert set(GRAMMAR_CODES) == {"model", *rules.NAMES, *grammar.CERTAIN}
+    assert set(GRAMMAR_CODES) == {"model", *rules.NAMES, *grammar.CERTAIN, *grammar.ASKED}
     assert ServerOptions(grammar_disabled_rules=("przecinek",)).grammar_disabled_rules
     with pytest.raises(ConfigError, match="unknown rule 'comma'"):
         ServerOptions(grammar_disabled_rules=("comma",))
@@ -370,6 +382,9 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         "Nowa moneta tego kraju był bita w mennicy.": ("był", "była"),  # over the genitives
         "Grupa studentów przyszli na wykład.": ("przyszli", "przyszła"),
         "Obrady odbyły się w Pałacu Zimowego w Sankt Petersburgu.": ("Zimowego", "Zimowym"),
+        # LanguageTool: two words Polish writes as one, where the pair is right elsewhere
+        "Premier wie na prawdę dużo.": ("na prawdę", "naprawdę"),
+        "To był wypadek, który z resztą nikogo nie obchodził.": ("z resztą", "zresztą"),
     }
     for text, (word, fix) in expected.items():
         found, questions = grammar.check(text)
@@ -381,6 +396,9 @@ def test_the_model_flags_languagetools_missed_agreement_with_the_fix_first():
         "Ona jedzie samochodem.",
         "A czas trwania tradycji gotyckich sięga końca XV wieku.",
         "Potwierdzały to informacje, które wywiad niemiecki otrzymywał z Londynu.",
+        "Poszedłem tam razem z resztą chłopaków.",  # LanguageTool's corrected examples
+        "Prowadził grę i raz za razem zapędzał się pod pole karne.",
+        "Zamienił kłamstwo na prawdę.",
     ):
         found, questions = grammar.check(text)
         assert found + grammar.ask(text, questions, engine.compare) == []

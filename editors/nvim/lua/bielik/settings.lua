@@ -49,5 +49,5 @@ return {
   spelling_words = {}, -- words accepted with all their inflected forms, besides the user and workspace dictionaries that 'Add to dictionary' writes
   grammar = true, -- Polish grammar diagnostics: agreement and inflection (Morfeusz and the model), 'nie' together or apart, w/we, z/ze, commas, with quick fixes (docs/grammar.md); in the languages spellingLanguages names
   grammar_model = true, -- the model weighs the forms of a word that would agree with its neighbours (false: the certain rules alone)
-  grammar_disabled_rules = {}, -- grammar diagnostic codes not reported: model, nie-razem, nie-osobno, w-we, z-ze, przecinek, data, tę-tą, te-to, dwiema, rzeczpospolita, żebym, złoty, przyimek-razem, osoba, zbiorowy
+  grammar_disabled_rules = {}, -- grammar diagnostic codes not reported: model, nie-razem, nie-osobno, w-we, z-ze, przecinek, data, tę-tą, te-to, dwiema, rzeczpospolita, żebym, złoty, przyimek-razem, osoba, zbiorowy, razem
 }
